@@ -1,0 +1,119 @@
+//! `palisade check`: load, validate and summarise a configuration.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use seclang::{load_paths, Summary};
+use serde::Serialize;
+
+/// Arguments of `palisade check`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Configuration files, directories (their *.conf files) or globs, loaded in order.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print one JSON object (summary and errors) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    valid: bool,
+    parse_ms: f64,
+    summary: &'a Summary,
+    errors: Vec<JsonError>,
+}
+
+#[derive(Serialize)]
+struct JsonError {
+    kind: &'static str,
+    message: String,
+    location: String,
+    help: Option<String>,
+}
+
+/// Runs the command.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let loaded = load_paths(&args.paths);
+    let parse_ms = start.elapsed().as_secs_f64() * 1e3;
+    let summary = Summary::of(&loaded);
+    if args.json {
+        let report = Report {
+            valid: loaded.is_ok(),
+            parse_ms,
+            summary: &summary,
+            errors: loaded
+                .errors
+                .iter()
+                .map(|e| JsonError {
+                    kind: e.kind.name(),
+                    message: e.message.clone(),
+                    location: e.location(&loaded.sources),
+                    help: e.help.clone(),
+                })
+                .collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else if loaded.is_ok() {
+        print!("{}", render_summary(&summary, parse_ms));
+    } else {
+        eprint!("{}", loaded.render_errors());
+        eprintln!(
+            "{} error{} in {} file{}",
+            loaded.errors.len(),
+            if loaded.errors.len() == 1 { "" } else { "s" },
+            summary.files,
+            if summary.files == 1 { "" } else { "s" },
+        );
+    }
+    Ok(if loaded.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn render_summary(s: &Summary, parse_ms: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "configuration is valid ({parse_ms:.1} ms)");
+    let _ = writeln!(out, "  files          {}", s.files);
+    let _ = writeln!(out, "  directives     {}", s.directives);
+    let _ = writeln!(
+        out,
+        "  rules          {} ({} SecAction)",
+        s.rules, s.sec_actions
+    );
+    let _ = writeln!(out, "  chain links    {}", s.chain_links);
+    let _ = writeln!(out, "  markers        {}", s.markers);
+    let phases: Vec<String> = s
+        .rules_by_phase
+        .iter()
+        .map(|(p, n)| format!("{p}:{n}"))
+        .collect();
+    let _ = writeln!(out, "  rules by phase {}", phases.join(" "));
+    histogram(&mut out, "operators", &s.operators, usize::MAX);
+    histogram(&mut out, "variables (top 15)", &s.variables, 15);
+    histogram(
+        &mut out,
+        "transformation chains (top 15)",
+        &s.transformation_chains,
+        15,
+    );
+    out
+}
+
+fn histogram(out: &mut String, title: &str, map: &BTreeMap<String, usize>, limit: usize) {
+    let mut rows: Vec<(&String, &usize)> = map.iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(out, "{title}:");
+    let max = rows.first().map_or(1, |r| *r.1).max(1);
+    for (name, n) in rows.into_iter().take(limit) {
+        let bar = "#".repeat((n * 30).div_ceil(max));
+        let _ = writeln!(out, "  {n:>5}  {name:<40} {bar}");
+    }
+}

@@ -1,0 +1,3 @@
+//! One module per subcommand.
+
+pub mod check;
