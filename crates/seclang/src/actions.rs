@@ -6,8 +6,8 @@
 //! severities, transformations, `setvar`, `ctl`) are typed here so mistakes are
 //! found at load time.
 
-use crate::ast::{Action, ActionValue, Ctl, CtlValue, IdRange, RuleSelector, SetVar, SetVarOp};
 use crate::ast::UpdateTarget;
+use crate::ast::{Action, ActionValue, Ctl, CtlValue, IdRange, RuleSelector, SetVar, SetVarOp};
 use crate::cursor::{Ctx, Loc};
 use crate::diagnostic::{Diagnostic, ErrorKind};
 use crate::names::{self, ActionArg, ACTIONS, CTL_OPTIONS, TRANSFORMATIONS};
@@ -15,7 +15,14 @@ use crate::targets::parse_targets;
 
 /// Severity names, index = level.
 pub const SEVERITIES: [&str; 8] = [
-    "EMERGENCY", "ALERT", "CRITICAL", "ERROR", "WARNING", "NOTICE", "INFO", "DEBUG",
+    "EMERGENCY",
+    "ALERT",
+    "CRITICAL",
+    "ERROR",
+    "WARNING",
+    "NOTICE",
+    "INFO",
+    "DEBUG",
 ];
 
 /// Parses an action list. Invalid actions are reported and left out.
@@ -116,8 +123,7 @@ fn build_action(
 ) -> Option<Action> {
     let span = loc.span(ctx, start, end);
     let name_span = loc.span(ctx, start, name_end.max(start + 1));
-    let Some(&(canonical, _, arg)) = ACTIONS.iter().find(|a| a.0.eq_ignore_ascii_case(name))
-    else {
+    let Some(&(canonical, _, arg)) = ACTIONS.iter().find(|a| a.0.eq_ignore_ascii_case(name)) else {
         ctx.errors.push(
             Diagnostic::new(
                 ErrorKind::UnknownAction,
@@ -166,7 +172,12 @@ fn build_action(
     })
 }
 
-fn invalid(ctx: &mut Ctx<'_>, kind: ErrorKind, span: crate::Span, msg: String) -> Option<ActionValue> {
+fn invalid(
+    ctx: &mut Ctx<'_>,
+    kind: ErrorKind,
+    span: crate::Span,
+    msg: String,
+) -> Option<ActionValue> {
     ctx.errors.push(Diagnostic::new(kind, span, msg));
     None
 }
@@ -199,18 +210,21 @@ fn typed_value(
         },
         "severity" => {
             let t = v.trim();
-            let level = t
-                .parse::<u8>()
-                .ok()
-                .filter(|n| *n <= 7)
-                .or_else(|| SEVERITIES.iter().position(|s| s.eq_ignore_ascii_case(t)).map(|p| p as u8));
+            let level = t.parse::<u8>().ok().filter(|n| *n <= 7).or_else(|| {
+                SEVERITIES
+                    .iter()
+                    .position(|s| s.eq_ignore_ascii_case(t))
+                    .map(|p| p as u8)
+            });
             match level {
                 Some(l) => Some(ActionValue::Severity(l)),
                 None => invalid(
                     ctx,
                     ErrorKind::InvalidValue,
                     vspan,
-                    format!("severity `{v}` is not 0-7 or a severity name (CRITICAL, WARNING, ...)"),
+                    format!(
+                        "severity `{v}` is not 0-7 or a severity name (CRITICAL, WARNING, ...)"
+                    ),
                 ),
             }
         }
@@ -250,7 +264,10 @@ fn typed_value(
         "ctl" => parse_ctl(ctx, &v, vloc, vspan).map(ActionValue::Ctl),
         "allow" => {
             let t = v.trim();
-            if ["phase", "request"].iter().any(|w| w.eq_ignore_ascii_case(t)) {
+            if ["phase", "request"]
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(t))
+            {
                 Some(ActionValue::Text(t.to_ascii_lowercase()))
             } else {
                 invalid(
@@ -305,7 +322,9 @@ fn parse_setvar(ctx: &mut Ctx<'_>, v: &str, span: crate::Span) -> Option<SetVar>
     let key = lhs[dot + 1..].trim();
     if collection.is_empty()
         || key.is_empty()
-        || !collection.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        || !collection
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
     {
         ctx.errors.push(Diagnostic::new(
             ErrorKind::InvalidSetVar,
@@ -394,8 +413,11 @@ fn parse_ctl(ctx: &mut Ctx<'_>, v: &str, vloc: Loc<'_>, span: crate::Span) -> Op
         "ruleRemoveById" => match parse_id_list(val) {
             Ok(ids) => CtlValue::Ids(ids),
             Err(e) => {
-                ctx.errors
-                    .push(Diagnostic::new(ErrorKind::InvalidValue, span, format!("ctl:{option}: {e}")));
+                ctx.errors.push(Diagnostic::new(
+                    ErrorKind::InvalidValue,
+                    span,
+                    format!("ctl:{option}: {e}"),
+                ));
                 return None;
             }
         },

@@ -167,19 +167,29 @@ impl Diagnostic {
         }
         if let Some(span) = self.span {
             if let Some(file) = sources.get(span.file) {
-                let text = file.line_text(span.line);
+                let full = file.line_text(span.line);
+                // Long lines are shown as a window around the caret.
+                let col0 = span.col.saturating_sub(1) as usize;
+                let skip = col0.saturating_sub(60);
+                let text: String = full.chars().skip(skip).take(160).collect();
+                let prefix = if skip > 0 { "..." } else { "" };
                 let num = span.line.to_string();
                 let pad = " ".repeat(num.len());
-                let caret_pad: String = text
-                    .chars()
-                    .take(span.col.saturating_sub(1) as usize)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                let caret_pad: String = std::iter::repeat_n(' ', prefix.len())
+                    .chain(
+                        text.chars()
+                            .take(col0 - skip)
+                            .map(|c| if c == '\t' { '\t' } else { ' ' }),
+                    )
                     .collect();
-                let line_end = file.text[span.start as usize..]
-                    .find('\n')
+                let line_end = file
+                    .text
+                    .get(span.start as usize..)
+                    .and_then(|t| t.find('\n'))
                     .map_or(file.text.len(), |e| e + span.start as usize);
                 let width = (span.end.min(line_end as u32).saturating_sub(span.start) as usize)
                     .clamp(1, 80);
+                let text = format!("{prefix}{text}");
                 let _ = writeln!(out, "{pad} |");
                 let _ = writeln!(out, "{num} | {text}");
                 let _ = writeln!(out, "{pad} | {caret_pad}{}", "^".repeat(width));

@@ -13,6 +13,8 @@
 //! Every argument keeps a map from its (unescaped) text back to source offsets, so
 //! later stages can point at any byte of it.
 
+use std::rc::Rc;
+
 use crate::diagnostic::{Diagnostic, ErrorKind};
 use crate::source::{FileId, SourceFile, Span};
 
@@ -58,7 +60,7 @@ pub(crate) struct Token {
     /// Source offset one past the token's last character.
     pub src_end: u32,
     text_to_line: OffsetMap,
-    line_to_src: OffsetMap,
+    line_to_src: Rc<OffsetMap>,
 }
 
 impl Token {
@@ -133,7 +135,13 @@ pub(crate) fn lex(file: &SourceFile, id: FileId, errors: &mut Vec<Diagnostic>) -
         } else {
             in_continuation = false;
             let src_end = (pos + content.len()) as u32;
-            let tokens = tokenize(&logical, &map, file, id, errors);
+            let tokens = tokenize(
+                &logical,
+                Rc::new(std::mem::take(&mut map)),
+                file,
+                id,
+                errors,
+            );
             if !tokens.is_empty() {
                 lines.push(Line {
                     tokens,
@@ -152,7 +160,7 @@ pub(crate) fn lex(file: &SourceFile, id: FileId, errors: &mut Vec<Diagnostic>) -
 
 fn tokenize(
     line: &str,
-    map: &OffsetMap,
+    map: Rc<OffsetMap>,
     file: &SourceFile,
     id: FileId,
     errors: &mut Vec<Diagnostic>,
@@ -218,7 +226,7 @@ fn tokenize(
             src_start: map.map(start as u32),
             src_end: map.map(i.saturating_sub(1) as u32) + u32::from(i > start),
             text_to_line: text_map,
-            line_to_src: map.clone(),
+            line_to_src: Rc::clone(&map),
         });
     }
     tokens
@@ -248,7 +256,10 @@ mod tests {
         );
         assert!(errors.is_empty());
         assert_eq!(lines.len(), 2);
-        assert_eq!(texts(&lines[0]), ["SecRule", "ARGS", "@rx a\"b", "id:1,    deny"]);
+        assert_eq!(
+            texts(&lines[0]),
+            ["SecRule", "ARGS", "@rx a\"b", "id:1,    deny"]
+        );
         assert_eq!(texts(&lines[1]), ["SecMarker", "END X"]);
     }
 

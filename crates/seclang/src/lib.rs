@@ -47,6 +47,6 @@ pub mod validate;
 
 pub use ast::*;
 pub use diagnostic::{Diagnostic, ErrorKind};
-pub use loader::{load_paths, parse_str, Loaded};
+pub use loader::{load_paths, parse_str, parse_str_with, Loaded, Options};
 pub use source::{FileId, SourceFile, SourceMap, Span};
 pub use summary::Summary;

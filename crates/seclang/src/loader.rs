@@ -35,7 +35,10 @@ impl Loaded {
 
     /// Every error rendered with its source line and caret.
     pub fn render_errors(&self) -> String {
-        self.errors.iter().map(|e| e.render(&self.sources)).collect()
+        self.errors
+            .iter()
+            .map(|e| e.render(&self.sources))
+            .collect()
     }
 }
 
@@ -52,7 +55,30 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Loaded {
 /// Parses configuration text given in memory. `Include`s are resolved relative to
 /// the current directory.
 pub fn parse_str(name: &str, text: &str) -> Loaded {
-    let mut loader = Loader::default();
+    parse_str_with(name, text, &Options::default())
+}
+
+/// How text given in memory is loaded.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Whether `Include` reads files; when false, an `Include` is an error.
+    pub follow_includes: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            follow_includes: true,
+        }
+    }
+}
+
+/// Parses configuration text given in memory, with options.
+pub fn parse_str_with(name: &str, text: &str, options: &Options) -> Loaded {
+    let mut loader = Loader {
+        no_includes: !options.follow_includes,
+        ..Loader::default()
+    };
     loader.load_text(PathBuf::from(name), text.to_string(), Path::new("."));
     loader.finish()
 }
@@ -63,6 +89,7 @@ struct Loader {
     errors: Vec<Diagnostic>,
     items: Vec<Item>,
     stack: Vec<PathBuf>,
+    no_includes: bool,
 }
 
 impl Loader {
@@ -102,7 +129,10 @@ impl Loader {
 
     fn load_glob(&mut self, pattern: &str, at: Option<Span>) {
         let matches: Vec<PathBuf> = match glob::glob(pattern) {
-            Ok(paths) => paths.filter_map(Result::ok).filter(|p| p.is_file()).collect(),
+            Ok(paths) => paths
+                .filter_map(Result::ok)
+                .filter(|p| p.is_file())
+                .collect(),
             Err(e) => {
                 self.error_at(at, format!("invalid glob `{pattern}`: {e}"));
                 return;
@@ -146,7 +176,10 @@ impl Loader {
             return;
         }
         if self.stack.len() >= MAX_INCLUDE_DEPTH {
-            self.error_at(at, format!("includes nested deeper than {MAX_INCLUDE_DEPTH}"));
+            self.error_at(
+                at,
+                format!("includes nested deeper than {MAX_INCLUDE_DEPTH}"),
+            );
             return;
         }
         let text = match read_limited(path) {
@@ -156,7 +189,9 @@ impl Loader {
                 return;
             }
         };
-        let dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let dir = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         self.stack.push(canonical);
         self.load_text(path.to_path_buf(), text, &dir);
         self.stack.pop();
@@ -171,6 +206,9 @@ impl Loader {
         for p in parsed {
             match p {
                 Parsed::Item(item) => self.items.push(item),
+                Parsed::Include { span, .. } if self.no_includes => {
+                    self.error_at(Some(span), "Include is disabled here".to_string());
+                }
                 Parsed::Include { pattern, span } => {
                     let target = if Path::new(&pattern).is_absolute() {
                         PathBuf::from(&pattern)
@@ -215,7 +253,11 @@ fn conf_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 fn read_limited(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let len = meta.len();
     if len > MAX_FILE_SIZE {
         return Err(std::io::Error::other(format!(
             "file is {len} bytes, more than the {MAX_FILE_SIZE}-byte limit"

@@ -260,9 +260,7 @@ pub enum ActionArg {
 /// Every action of the ModSecurity v3 reference manual.
 pub const ACTIONS: &[(&str, ActionClass, ActionArg)] = {
     use ActionArg::{None as N, Optional as O, Required as R};
-    use ActionClass::{
-        Data as Dt, Disruptive as D, Flow as F, Metadata as M, NonDisruptive as ND,
-    };
+    use ActionClass::{Data as Dt, Disruptive as D, Flow as F, Metadata as M, NonDisruptive as ND};
     &[
         ("accuracy", M, R),
         ("allow", D, O),
@@ -345,41 +343,77 @@ pub fn canonical<'a>(list: impl IntoIterator<Item = &'a str>, name: &str) -> Opt
 /// The closest valid name to `name` (edit distance, case-insensitive), when it is
 /// close enough to be a plausible typo.
 pub fn suggest<'a>(list: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
-    let lower = name.to_ascii_lowercase();
+    if name.len() > MAX_NAME {
+        return None;
+    }
+    let limit = (name.len() / 3).max(1) + 1;
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in list {
-        let d = edit_distance(&lower, &candidate.to_ascii_lowercase());
-        if best.is_none_or(|(bd, _)| d < bd) {
+        if candidate.len().abs_diff(name.len()) > limit || candidate.len() > MAX_NAME {
+            continue;
+        }
+        let d = edit_distance(name.as_bytes(), candidate.as_bytes());
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, candidate));
         }
     }
-    let limit = (name.len() / 3).max(1) + 1;
-    best.filter(|(d, _)| *d <= limit).map(|(_, c)| c)
+    best.map(|(_, c)| c)
 }
 
-/// Optimal-string-alignment distance between two short names.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a = a.as_bytes();
-    let b = b.as_bytes();
-    // Names are short (under 40 bytes); inputs longer than 64 bytes are not names.
-    if a.len() > 64 || b.len() > 64 {
-        return usize::MAX;
+/// Names longer than this are never typos of a SecLang name.
+const MAX_NAME: usize = 48;
+
+/// Optimal-string-alignment distance between two short names, ignoring ASCII case.
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut rows = [[0usize; MAX_NAME + 1]; 3];
+    let (mut prev2, mut prev, mut cur) = (0, 1, 2);
+    for (j, cell) in rows[prev].iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j;
     }
-    let mut prev2 = vec![0usize; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0usize; b.len() + 1];
     for i in 1..=a.len() {
-        cur[0] = i;
+        rows[cur][0] = i;
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(prev2[j - 2] + 1);
+            let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
+            let mut v = (rows[prev][j] + 1)
+                .min(rows[cur][j - 1] + 1)
+                .min(rows[prev][j - 1] + cost);
+            if i > 1
+                && j > 1
+                && a[i - 1].eq_ignore_ascii_case(&b[j - 2])
+                && a[i - 2].eq_ignore_ascii_case(&b[j - 1])
+            {
+                v = v.min(rows[prev2][j - 2] + 1);
             }
-            cur[j] = v;
+            rows[cur][j] = v;
         }
-        std::mem::swap(&mut prev2, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
+        (prev2, prev, cur) = (prev, cur, prev2);
     }
-    prev[b.len()]
+    rows[prev][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_find_typos_and_ignore_case() {
+        assert_eq!(
+            suggest(TRANSFORMATIONS.iter().copied(), "lowercse"),
+            Some("lowercase")
+        );
+        assert_eq!(
+            suggest(TRANSFORMATIONS.iter().copied(), "URLDECODE"),
+            Some("urlDecode")
+        );
+        assert_eq!(
+            suggest(TRANSFORMATIONS.iter().copied(), "utf8tounicdoe"),
+            Some("utf8toUnicode")
+        );
+        assert_eq!(
+            suggest(TRANSFORMATIONS.iter().copied(), "completelywrong"),
+            None
+        );
+        assert_eq!(edit_distance(b"ab", b"ba"), 1);
+        assert_eq!(edit_distance(b"", b"abc"), 3);
+    }
 }

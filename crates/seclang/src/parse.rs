@@ -23,7 +23,11 @@ pub(crate) enum Parsed {
 }
 
 /// Parses one file's text (without following includes).
-pub(crate) fn parse_file(file: &SourceFile, id: FileId, errors: &mut Vec<Diagnostic>) -> Vec<Parsed> {
+pub(crate) fn parse_file(
+    file: &SourceFile,
+    id: FileId,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<Parsed> {
     let lines = lexer::lex(file, id, errors);
     let mut ctx = Ctx { file, id, errors };
     let mut out = Vec::with_capacity(lines.len());
@@ -46,7 +50,10 @@ fn parse_line(ctx: &mut Ctx<'_>, line: &Line) -> Option<Parsed> {
                 name_tok.span(ctx.file, ctx.id),
                 format!("unknown directive `{}`", name_tok.text),
             )
-            .with_suggestion(names::suggest(DIRECTIVES.iter().map(|d| d.0), &name_tok.text)),
+            .with_suggestion(names::suggest(
+                DIRECTIVES.iter().map(|d| d.0),
+                &name_tok.text,
+            )),
         );
         return None;
     };
@@ -169,9 +176,7 @@ fn parse_line(ctx: &mut Ctx<'_>, line: &Line) -> Option<Parsed> {
             };
             let before = ctx.errors.len();
             let targets = parse_targets(ctx, &args[1].text, Loc::of(&args[1]));
-            let replaced = args
-                .get(2)
-                .map(|a| parse_targets(ctx, &a.text, Loc::of(a)));
+            let replaced = args.get(2).map(|a| parse_targets(ctx, &a.text, Loc::of(a)));
             if ctx.errors.len() > before {
                 return None;
             }
@@ -205,7 +210,10 @@ fn parse_line(ctx: &mut Ctx<'_>, line: &Line) -> Option<Parsed> {
                 ctx.errors.push(Diagnostic::new(
                     ErrorKind::InvalidValue,
                     tok[0].span(ctx.file, ctx.id),
-                    format!("`{}` is not a rule id (optionally `ID:CHAIN-OFFSET`)", tok[0].text),
+                    format!(
+                        "`{}` is not a rule id (optionally `ID:CHAIN-OFFSET`)",
+                        tok[0].text
+                    ),
                 ));
                 return None;
             };
@@ -300,7 +308,11 @@ fn exactly<'t>(
     n: usize,
 ) -> Option<&'t [Token]> {
     if args.len() < n {
-        let what = if n == 1 { "an argument".to_string() } else { format!("{n} arguments") };
+        let what = if n == 1 {
+            "an argument".to_string()
+        } else {
+            format!("{n} arguments")
+        };
         missing::<()>(ctx, name, name_tok, &what);
         return None;
     }

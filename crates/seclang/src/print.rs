@@ -7,9 +7,8 @@
 use std::fmt::{self, Write as _};
 
 use crate::ast::{
-    Action, ActionValue, Config, Ctl, CtlValue, Directive, IdRange, Item, Operator, Rule,
-    RuleKind, RuleSelector, Selector, SetVar, SetVarOp, Setting, SettingValue, Target,
-    UpdateTarget,
+    Action, ActionValue, Config, Ctl, CtlValue, Directive, IdRange, Item, Operator, Rule, RuleKind,
+    RuleSelector, Selector, SetVar, SetVarOp, Setting, SettingValue, Target, UpdateTarget,
 };
 
 impl fmt::Display for Config {
@@ -38,7 +37,12 @@ impl fmt::Display for Item {
                     RuleSelector::Tag(t) => ("SecRuleUpdateTargetByTag", t.clone()),
                     RuleSelector::Msg(t) => ("SecRuleUpdateTargetByMsg", t.clone()),
                 };
-                write!(f, "{name} {} {}", quote(&sel), quote(&targets_text(&u.targets)))?;
+                write!(
+                    f,
+                    "{name} {} {}",
+                    quote(&sel),
+                    quote(&targets_text(&u.targets))
+                )?;
                 if let Some(r) = &u.replaced {
                     write!(f, " {}", quote(&target_text(r)))?;
                 }
@@ -128,7 +132,11 @@ fn ids_text(ids: &[IdRange], sep: &str) -> String {
 
 /// `ARGS|!ARGS:foo|&TX:x`.
 pub fn targets_text(targets: &[Target]) -> String {
-    targets.iter().map(target_text).collect::<Vec<_>>().join("|")
+    targets
+        .iter()
+        .map(target_text)
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 /// One target as SecLang.
@@ -181,14 +189,15 @@ pub fn operator_text(op: &Operator) -> String {
 
 /// `id:1,phase:2,msg:'...'`.
 pub fn actions_text(actions: &[Action]) -> String {
-    actions.iter().map(action_text).collect::<Vec<_>>().join(",")
+    actions
+        .iter()
+        .map(action_text)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn quote_value(v: &str) -> String {
-    let needs = v.is_empty()
-        || v.contains([',', '\''])
-        || v.trim() != v
-        || v.starts_with(':');
+    let needs = v.is_empty() || v.contains([',', '\'']) || v.trim() != v || v.starts_with(':');
     if !needs {
         return v.to_string();
     }
@@ -228,7 +237,9 @@ pub fn ctl_text(c: &Ctl) -> String {
     let v = match &c.value {
         CtlValue::Text(t) => t.clone(),
         CtlValue::Ids(ids) => ids_text(ids, " "),
-        CtlValue::RemoveTarget(UpdateTarget { selector, targets, .. }) => {
+        CtlValue::RemoveTarget(UpdateTarget {
+            selector, targets, ..
+        }) => {
             let sel = match selector {
                 RuleSelector::Ids(ids) => ids_text(ids, ","),
                 RuleSelector::Tag(t) | RuleSelector::Msg(t) => t.clone(),

@@ -29,21 +29,31 @@ pub struct SourceFile {
     /// The file's contents (lossily decoded if not UTF-8).
     pub text: String,
     line_starts: Vec<u32>,
+    /// Per line: whether it is pure ASCII (columns are then byte offsets).
+    line_ascii: Vec<bool>,
 }
 
 impl SourceFile {
     /// Wraps a file's text, indexing its line starts.
     pub fn new(path: impl Into<PathBuf>, text: String) -> Self {
         let mut line_starts = vec![0u32];
+        let mut line_ascii = Vec::new();
+        let mut ascii = true;
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {
                 line_starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                line_ascii.push(ascii);
+                ascii = true;
+            } else if !b.is_ascii() {
+                ascii = false;
             }
         }
+        line_ascii.push(ascii);
         SourceFile {
             path: path.into(),
             text,
             line_starts,
+            line_ascii,
         }
     }
 
@@ -55,6 +65,9 @@ impl SourceFile {
         };
         let start = self.line_starts[line_idx] as usize;
         let end = (offset as usize).min(self.text.len());
+        if self.line_ascii.get(line_idx).copied().unwrap_or(false) {
+            return (line_idx as u32 + 1, (end.saturating_sub(start)) as u32 + 1);
+        }
         let col = self
             .text
             .get(start..end)

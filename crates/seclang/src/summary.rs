@@ -63,7 +63,9 @@ impl Summary {
                         *s.rules_by_phase.entry(phase).or_default() += 1;
                     }
                     in_chain = rule.is_chain();
-                    *s.operators.entry(rule.operator.name.to_string()).or_default() += 1;
+                    *s.operators
+                        .entry(rule.operator.name.to_string())
+                        .or_default() += 1;
                     for t in &rule.targets {
                         *s.variables.entry(t.variable.to_string()).or_default() += 1;
                     }

@@ -16,7 +16,15 @@ pub fn allowed_in_chained_rule(action: &str) -> bool {
         Some(ActionClass::Disruptive) => action == "status",
         Some(ActionClass::Metadata) => !matches!(
             action,
-            "id" | "phase" | "msg" | "logdata" | "tag" | "severity" | "rev" | "ver" | "maturity" | "accuracy"
+            "id" | "phase"
+                | "msg"
+                | "logdata"
+                | "tag"
+                | "severity"
+                | "rev"
+                | "ver"
+                | "maturity"
+                | "accuracy"
         ),
         Some(ActionClass::Flow) => action == "chain",
         _ => true,
@@ -68,8 +76,16 @@ pub fn validate(config: &Config, sources: &SourceMap, errors: &mut Vec<Diagnosti
                         ));
                     }
                     for a in actions {
-                        if matches!(a.name, "id" | "msg" | "rev" | "severity" | "logdata" | "chain" | "skip" | "skipAfter")
-                        {
+                        if matches!(
+                            a.name,
+                            "id" | "msg"
+                                | "rev"
+                                | "severity"
+                                | "logdata"
+                                | "chain"
+                                | "skip"
+                                | "skipAfter"
+                        ) {
                             errors.push(Diagnostic::new(
                                 ErrorKind::InvalidValue,
                                 a.span,
@@ -147,7 +163,10 @@ fn check_chained(rule: &Rule, errors: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     ErrorKind::ActionNotAllowedInChain,
                     a.span,
-                    format!("`{}` can only be given to the first rule of a chain", a.name),
+                    format!(
+                        "`{}` can only be given to the first rule of a chain",
+                        a.name
+                    ),
                 )
                 .with_help("move it to the chain's first rule"),
             );
