@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks for building and testing Palisade.
+set -euo pipefail
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo is missing: install Rust (stable) with rustup first" >&2
+  exit 1
+fi
+for component in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+    rustup component add "$component"
+  fi
+done
+if [ ! -d ../shared/crs/rules ]; then
+  echo "../shared/crs is missing: Palisade's tests and quick start use the OWASP CRS beside the repository" >&2
+  exit 1
+fi
