@@ -90,6 +90,8 @@
 pub mod case_id;
 pub mod check;
 pub mod chunked;
+pub mod crs_config;
+pub mod engine_target;
 pub mod form_encoding;
 pub mod http_head;
 pub mod load;
@@ -104,6 +106,7 @@ pub mod template;
 
 pub use case_id::CaseId;
 pub use check::{check_stage, CheckFailure};
+pub use engine_target::EngineTarget;
 pub use http_head::{parse_request, HeadError, HeaderField, ParsedRequest};
 pub use load::{load_suite, Case, LoadError, LoadedFile, Suite};
 pub use model::{Input, Output, Stage, TestFile};

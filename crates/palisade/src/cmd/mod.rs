@@ -1,3 +1,5 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod eval;
+pub mod ftw;

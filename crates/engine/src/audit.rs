@@ -1,0 +1,99 @@
+//! What a transaction records about matched rules, and its renderings: the
+//! ModSecurity-style error-log line per rule and (in `audit_json`) the JSON audit
+//! record.
+
+use serde::Serialize;
+
+/// A rule that matched (and is logged), with the data ModSecurity logs.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MatchedRule {
+    /// The rule id.
+    pub id: u32,
+    /// The phase it ran in.
+    pub phase: u8,
+    /// `msg`, expanded.
+    pub msg: String,
+    /// `logdata`, expanded.
+    pub data: String,
+    /// `severity` (0-7), if any.
+    pub severity: Option<u8>,
+    /// `tag`s.
+    pub tags: Vec<String>,
+    /// `rev`, `ver`, `maturity`, `accuracy` as given.
+    pub rev: String,
+    /// `ver`.
+    pub ver: String,
+    /// `maturity`.
+    pub maturity: String,
+    /// `accuracy`.
+    pub accuracy: String,
+    /// The file and line of the rule.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The variable that matched last (`ARGS:id`).
+    pub matched_var_name: String,
+    /// Its (transformed) value.
+    pub matched_var: String,
+    /// The operator and argument (`@rx ...`).
+    pub operator: String,
+    /// Whether the rule's disruptive action was applied (engine On).
+    pub disruptive: bool,
+}
+
+/// Severity names by level.
+pub const SEVERITY_NAMES: [&str; 8] = [
+    "EMERGENCY",
+    "ALERT",
+    "CRITICAL",
+    "ERROR",
+    "WARNING",
+    "NOTICE",
+    "INFO",
+    "DEBUG",
+];
+
+impl MatchedRule {
+    /// The ModSecurity-style message line:
+    /// `ModSecurity: Warning. Matched "..." at ARGS:id. [file "..."] [line "..."] [id "942100"] [msg "..."] ...`
+    pub fn log_line(&self, unique_id: &str, hostname: &str, uri: &str) -> String {
+        let mut s = String::with_capacity(256);
+        s.push_str("ModSecurity: Warning. ");
+        s.push_str(&format!(
+            "Matched \"Operator `{}' against variable `{}' (Value: `{}' )\" ",
+            escape(&self.operator),
+            escape(&self.matched_var_name),
+            escape(&truncate(&self.matched_var, 100))
+        ));
+        s.push_str(&format!("[file \"{}\"] [line \"{}\"] [id \"{}\"] [rev \"{}\"] [msg \"{}\"] [data \"{}\"] [severity \"{}\"] [ver \"{}\"] [maturity \"{}\"] [accuracy \"{}\"]",
+            escape(&self.file), self.line, self.id, escape(&self.rev), escape(&self.msg), escape(&self.data),
+            self.severity.map_or(0, u32::from), escape(&self.ver), escape(&self.maturity), escape(&self.accuracy)));
+        for t in &self.tags {
+            s.push_str(&format!(" [tag \"{}\"]", escape(t)));
+        }
+        s.push_str(&format!(
+            " [hostname \"{}\"] [uri \"{}\"] [unique_id \"{}\"]",
+            escape(hostname),
+            escape(uri),
+            escape(unique_id)
+        ));
+        s
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,601 @@
+//! XML request bodies (`ctl:requestBodyProcessor=XML`) and the `XML:<xpath>`
+//! variable.
+//!
+//! # libmodsecurity v3 behaviour
+//!
+//! Sources: `src/request_body_processor/xml.cc` (libxml2 push parser, external
+//! entities answered with nothing unless SecXmlExternalEntity is On) and
+//! `src/variables/xml.cc` (`XML::evaluate`).
+//!
+//! * The whole body is parsed; if it is not well-formed the processor error is
+//!   `XML: Failed parsing document.` (the transaction reports
+//!   `XML parsing error: XML: Failed parsing document.`).
+//! * `XML:<xpath>` evaluates the expression with libxml2 and produces **one value
+//!   per node** of the result: `xmlNodeGetContent(node)`, i.e. for an element the
+//!   concatenation, in document order, of all the text and CDATA inside it
+//!   (descendants included, entity references expanded, comments and processing
+//!   instructions excluded); for an attribute its value.
+//! * `XML:/*` therefore yields exactly **one** value: the text content of the
+//!   whole document (the root element's content, including the whitespace between
+//!   elements). `XML://@*` yields the value of every attribute of every element, in
+//!   document order (namespace declarations `xmlns…` are not attributes).
+//! * A bare `XML` (no xpath) is not a value in v3; it is the transaction's concern.
+//!
+//! # This implementation
+//!
+//! The document is parsed with `roxmltree` (pure Rust; DTDs are accepted, internal
+//! entities expanded with billion-laughs protection, external entities resolved to
+//! nothing and never fetched) and copied into a small owned tree. Encodings: UTF-8
+//! (optional BOM), UTF-16 with a BOM, and ISO-8859-1 / US-ASCII when the XML
+//! declaration says so are decoded as libxml2 would (its tree, and so
+//! `xmlNodeGetContent`, is UTF-8); other declared encodings must be valid UTF-8.
+//! An undeclared namespace prefix, which libxml2 accepts with a namespace warning
+//! while roxmltree rejects it, is declared on the root element and the document
+//! parsed again (up to 8 prefixes). Remaining difference: on a malformed
+//! document v3 keeps libxml2's partial tree for `XML:` while here the document is
+//! simply absent.
+//!
+//! The supported XPath subset ([`validate_xpath`]) is what rules use: absolute
+//! location paths made of `/` or `//` steps whose node tests are an element name
+//! (no namespace prefix), `*`, `text()` or, as the last step, `@name` / `@*` —
+//! e.g. `/*`, `//@*`, `/a/b`, `//name`, `/a/@attr`, `//a/*`. Anything else is
+//! rejected (the engine reports it when loading rules). Results are node-sets in
+//! document order without duplicates; evaluation is linear in the document size
+//! per step (plus the size of the text produced).
+
+use std::fmt;
+
+/// A parsed XML document (the tree `XML:<xpath>` is evaluated against).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct XmlDoc {
+    /// Nodes in document order; index 0 is the root element when present.
+    nodes: Vec<XNode>,
+    /// Indices of the text nodes, ascending (to find a subtree's text quickly).
+    texts: Vec<usize>,
+}
+
+impl fmt::Debug for XmlDoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XmlDoc")
+            .field("nodes", &self.nodes.len())
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum XKind {
+    /// An element: its local name and its attributes (local name, value).
+    Element {
+        name: String,
+        attrs: Vec<(String, String)>,
+    },
+    /// A text (or CDATA) node.
+    Text(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct XNode {
+    kind: XKind,
+    /// Index of the last node of this node's subtree (itself for a leaf).
+    subtree_end: usize,
+    /// Children, in order.
+    children: Vec<usize>,
+}
+
+/// The processor error libmodsecurity reports for any malformed document.
+pub const XML_PARSE_ERROR: &str = "XML: Failed parsing document.";
+
+/// How many undeclared namespace prefixes [`parse_xml`] declares for roxmltree
+/// before giving up (libxml2 accepts undeclared prefixes).
+const MAX_UNDECLARED_PREFIXES: usize = 8;
+
+/// Parses an XML body. Returns [`XML_PARSE_ERROR`] when the document is not
+/// well-formed (or its encoding is not supported). Never panics, never fetches
+/// anything.
+pub fn parse_xml(body: &[u8]) -> Result<XmlDoc, String> {
+    let mut text = decode(body).ok_or_else(|| XML_PARSE_ERROR.to_string())?;
+    for _ in 0..=MAX_UNDECLARED_PREFIXES {
+        match try_parse(&text) {
+            Ok(doc) => return Ok(doc),
+            Err(Some(prefix)) => {
+                // libxml2 only warns about an undeclared prefix; declare it on
+                // the root element and try again.
+                let Some(at) = root_name_end(&text) else {
+                    break;
+                };
+                text.insert_str(at, &format!(" xmlns:{prefix}=\"urn:palisade:undeclared\""));
+            }
+            Err(None) => break,
+        }
+    }
+    Err(XML_PARSE_ERROR.to_string())
+}
+
+/// One roxmltree parse; `Err(Some(prefix))` for an undeclared namespace prefix.
+fn try_parse(text: &str) -> Result<XmlDoc, Option<String>> {
+    let resolver =
+        |_pub_id: Option<&str>, _uri: &str| -> Result<Option<&str>, String> { Ok(Some("")) };
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        nodes_limit: u32::MAX,
+        entity_resolver: Some(&resolver),
+    };
+    match roxmltree::Document::parse_with_options(text, opts) {
+        Ok(doc) => Ok(XmlDoc::from_roxmltree(&doc)),
+        Err(roxmltree::Error::UnknownNamespace(prefix, _)) => Err(Some(prefix)),
+        Err(_) => Err(None),
+    }
+}
+
+/// The document as text: UTF-8 (optional BOM), UTF-16 with a BOM, or, as
+/// declared in the XML declaration, ISO-8859-1 / US-ASCII. `None` otherwise.
+fn decode(body: &[u8]) -> Option<String> {
+    if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
+        return String::from_utf8(rest.to_vec()).ok();
+    }
+    let utf16 = |rest: &[u8], be: bool| -> Option<String> {
+        if !rest.len().is_multiple_of(2) {
+            return None;
+        }
+        let units: Vec<u16> = rest
+            .chunks_exact(2)
+            .map(|c| {
+                if be {
+                    u16::from_be_bytes([c[0], c[1]])
+                } else {
+                    u16::from_le_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        String::from_utf16(&units).ok()
+    };
+    if let Some(rest) = body.strip_prefix(b"\xFF\xFE") {
+        return utf16(rest, false);
+    }
+    if let Some(rest) = body.strip_prefix(b"\xFE\xFF") {
+        return utf16(rest, true);
+    }
+    match declared_encoding(body).as_deref() {
+        Some("iso-8859-1" | "latin1" | "iso_8859-1" | "latin-1" | "l1") => {
+            Some(body.iter().map(|&b| char::from(b)).collect())
+        }
+        Some("us-ascii" | "ascii") if body.is_ascii() => String::from_utf8(body.to_vec()).ok(),
+        Some("us-ascii" | "ascii") => None,
+        _ => String::from_utf8(body.to_vec()).ok(),
+    }
+}
+
+/// The lower-cased `encoding` of the XML declaration, if any.
+fn declared_encoding(body: &[u8]) -> Option<String> {
+    let head = body.get(..body.len().min(256))?;
+    if !head.starts_with(b"<?xml") {
+        return None;
+    }
+    let end = memchr::memmem::find(head, b"?>")?;
+    let decl = &head[..end];
+    let pos = memchr::memmem::find(decl, b"encoding")?;
+    let rest = &decl[pos + 8..];
+    let rest = rest
+        .trim_ascii_start()
+        .strip_prefix(b"=")?
+        .trim_ascii_start();
+    let quote = *rest.first()?;
+    if quote != b'"' && quote != b'\'' {
+        return None;
+    }
+    let value = &rest[1..];
+    let close = memchr::memchr(quote, value)?;
+    Some(String::from_utf8_lossy(&value[..close]).to_ascii_lowercase())
+}
+
+/// Byte offset just after the root element's name in `text` (skipping the XML
+/// declaration, processing instructions, comments and the DOCTYPE).
+fn root_name_end(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"<?") {
+            i += memchr::memmem::find(rest, b"?>")? + 2;
+        } else if rest.starts_with(b"<!--") {
+            i += memchr::memmem::find(rest, b"-->")? + 3;
+        } else if rest.starts_with(b"<!") {
+            // DOCTYPE: skip to its '>' outside quotes and the internal subset.
+            let mut j = 2;
+            let (mut quote, mut depth) = (0u8, 0usize);
+            loop {
+                let c = *rest.get(j)?;
+                if quote != 0 {
+                    if c == quote {
+                        quote = 0;
+                    }
+                } else if c == b'"' || c == b'\'' {
+                    quote = c;
+                } else if c == b'[' {
+                    depth += 1;
+                } else if c == b']' {
+                    depth = depth.saturating_sub(1);
+                } else if c == b'>' && depth == 0 {
+                    break;
+                }
+                j += 1;
+            }
+            i += j + 1;
+        } else {
+            let name_len = rest[1..]
+                .iter()
+                .position(|&c| c.is_ascii_whitespace() || c == b'>' || c == b'/')
+                .unwrap_or(rest.len() - 1);
+            return Some(i + 1 + name_len);
+        }
+    }
+    None
+}
+
+impl XmlDoc {
+    fn from_roxmltree(doc: &roxmltree::Document<'_>) -> Self {
+        let mut nodes: Vec<XNode> = Vec::new();
+        // Iterative pre-order copy: (roxmltree node, parent index in `nodes`).
+        let mut stack: Vec<(roxmltree::Node<'_, '_>, Option<usize>)> =
+            vec![(doc.root_element(), None)];
+        let mut open: Vec<usize> = Vec::new();
+        while let Some((node, parent)) = stack.pop() {
+            // Close the subtrees that ended before this node.
+            while let Some(&top) = open.last() {
+                if Some(top) == parent {
+                    break;
+                }
+                open.pop();
+                let last = nodes.len().saturating_sub(1);
+                if let Some(on) = nodes.get_mut(top) {
+                    on.subtree_end = last;
+                }
+            }
+            let kind = if node.is_element() {
+                XKind::Element {
+                    name: node.tag_name().name().to_string(),
+                    attrs: node
+                        .attributes()
+                        .map(|a| (a.name().to_string(), a.value().to_string()))
+                        .collect(),
+                }
+            } else if node.is_text() {
+                XKind::Text(node.text().unwrap_or("").to_string())
+            } else {
+                continue;
+            };
+            let idx = nodes.len();
+            nodes.push(XNode {
+                kind,
+                subtree_end: idx,
+                children: Vec::new(),
+            });
+            if let Some(p) = parent {
+                if let Some(pn) = nodes.get_mut(p) {
+                    pn.children.push(idx);
+                }
+            }
+            if node.is_element() {
+                open.push(idx);
+                let children: Vec<_> = node.children().collect();
+                for child in children.into_iter().rev() {
+                    stack.push((child, Some(idx)));
+                }
+            }
+        }
+        let last = nodes.len().saturating_sub(1);
+        for o in open {
+            if let Some(on) = nodes.get_mut(o) {
+                on.subtree_end = last;
+            }
+        }
+        let texts = nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(n.kind, XKind::Text(_)))
+            .map(|(i, _)| i)
+            .collect();
+        XmlDoc { nodes, texts }
+    }
+
+    /// Evaluates `xpath` and appends one value per resulting node to `out`, in
+    /// document order (see the module docs for what a node's value is).
+    /// Returns an error for expressions outside the supported subset.
+    pub fn select(&self, xpath: &str, out: &mut Vec<Vec<u8>>) -> Result<(), String> {
+        let steps = parse_xpath(xpath)?;
+        // Context: the document node (represented by `None`).
+        let mut current: Vec<usize> = Vec::new();
+        let mut at_document = true;
+        let mut attrs: Option<Vec<(usize, usize)>> = None;
+        for step in &steps {
+            let candidates: Vec<usize> = if at_document {
+                match step.axis {
+                    Axis::Child => (!self.nodes.is_empty()).then_some(0).into_iter().collect(),
+                    Axis::Descendant => (0..self.nodes.len()).collect(),
+                }
+            } else {
+                match step.axis {
+                    Axis::Child => self.children_of(&current),
+                    Axis::Descendant => self.descendants_of(&current),
+                }
+            };
+            at_document = false;
+            match &step.test {
+                Test::Name(n) => {
+                    current = candidates
+                        .into_iter()
+                        .filter(|&i| matches!(&self.nodes[i].kind, XKind::Element { name, .. } if name == n))
+                        .collect();
+                }
+                Test::AnyElement => {
+                    current = candidates
+                        .into_iter()
+                        .filter(|&i| matches!(self.nodes[i].kind, XKind::Element { .. }))
+                        .collect();
+                }
+                Test::Text => {
+                    current = candidates
+                        .into_iter()
+                        .filter(|&i| matches!(self.nodes[i].kind, XKind::Text(_)))
+                        .collect();
+                }
+                Test::Attr(want) => {
+                    // `//@x` selects attributes of the context node and of its
+                    // descendants: the candidates are the elements themselves.
+                    let mut found = Vec::new();
+                    let owners: Vec<usize> = match step.axis {
+                        Axis::Child => current.clone(),
+                        Axis::Descendant => {
+                            let mut v = current.clone();
+                            v.extend(candidates);
+                            v.sort_unstable();
+                            v.dedup();
+                            v
+                        }
+                    };
+                    for i in owners {
+                        if let Some(XNode {
+                            kind: XKind::Element { attrs, .. },
+                            ..
+                        }) = self.nodes.get(i)
+                        {
+                            for (k, (name, _)) in attrs.iter().enumerate() {
+                                if want.as_deref().is_none_or(|w| w == name) {
+                                    found.push((i, k));
+                                }
+                            }
+                        }
+                    }
+                    attrs = Some(found);
+                }
+            }
+        }
+        if let Some(attrs) = attrs {
+            for (i, k) in attrs {
+                if let Some(XNode {
+                    kind: XKind::Element { attrs, .. },
+                    ..
+                }) = self.nodes.get(i)
+                {
+                    if let Some((_, v)) = attrs.get(k) {
+                        out.push(v.as_bytes().to_vec());
+                    }
+                }
+            }
+        } else {
+            for i in current {
+                out.push(self.text_content(i));
+            }
+        }
+        Ok(())
+    }
+
+    /// `xmlNodeGetContent`: the text of a node and of all its descendants, in
+    /// time proportional to the number of text nodes found (binary search in the
+    /// text index), not to the size of the subtree.
+    fn text_content(&self, i: usize) -> Vec<u8> {
+        let Some(node) = self.nodes.get(i) else {
+            return Vec::new();
+        };
+        let lo = self.texts.partition_point(|&t| t < i);
+        let hi = self.texts.partition_point(|&t| t <= node.subtree_end);
+        let mut out = Vec::new();
+        for &t in self.texts.get(lo..hi).unwrap_or(&[]) {
+            if let Some(XNode {
+                kind: XKind::Text(text),
+                ..
+            }) = self.nodes.get(t)
+            {
+                out.extend_from_slice(text.as_bytes());
+            }
+        }
+        out
+    }
+
+    fn children_of(&self, set: &[usize]) -> Vec<usize> {
+        let mut v: Vec<usize> = set
+            .iter()
+            .filter_map(|&i| self.nodes.get(i))
+            .flat_map(|n| n.children.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// All proper descendants of the nodes in `set` (sorted, deduplicated), in
+    /// time linear in the document: nested subtrees are visited once.
+    fn descendants_of(&self, set: &[usize]) -> Vec<usize> {
+        let mut sorted = set.to_vec();
+        sorted.sort_unstable();
+        let mut v = Vec::new();
+        let mut covered_until: Option<usize> = None;
+        for i in sorted {
+            let Some(node) = self.nodes.get(i) else {
+                continue;
+            };
+            let from = match covered_until {
+                Some(c) if c >= node.subtree_end => continue,
+                Some(c) if c >= i => c + 1,
+                _ => i + 1,
+            };
+            v.extend(from..=node.subtree_end);
+            covered_until = Some(node.subtree_end);
+        }
+        v
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Axis {
+    Child,
+    Descendant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Test {
+    Name(String),
+    AnyElement,
+    Text,
+    /// `@name`, or `@*` when `None`.
+    Attr(Option<String>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Step {
+    axis: Axis,
+    test: Test,
+}
+
+fn is_name_char(c: char, first: bool) -> bool {
+    c.is_alphabetic() || c == '_' || (!first && (c.is_alphanumeric() || c == '-' || c == '.'))
+}
+
+fn parse_name(s: &str) -> Option<String> {
+    let mut chars = s.chars();
+    let first = chars.next()?;
+    if !is_name_char(first, true) || !chars.all(|c| is_name_char(c, false)) {
+        return None;
+    }
+    Some(s.to_string())
+}
+
+fn parse_xpath(xpath: &str) -> Result<Vec<Step>, String> {
+    let unsupported = || format!("unsupported XPath expression: {xpath:?}");
+    let mut rest = xpath.trim();
+    if !rest.starts_with('/') {
+        return Err(unsupported());
+    }
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        let axis = if let Some(r) = rest.strip_prefix("//") {
+            rest = r;
+            Axis::Descendant
+        } else if let Some(r) = rest.strip_prefix('/') {
+            rest = r;
+            Axis::Child
+        } else {
+            return Err(unsupported());
+        };
+        let end = rest.find('/').unwrap_or(rest.len());
+        let token = &rest[..end];
+        rest = &rest[end..];
+        if steps
+            .last()
+            .is_some_and(|s: &Step| matches!(s.test, Test::Attr(_) | Test::Text))
+        {
+            // Nothing can follow an attribute or a text node.
+            return Err(unsupported());
+        }
+        let test = match token {
+            "*" => Test::AnyElement,
+            "text()" => Test::Text,
+            "@*" => Test::Attr(None),
+            t if t.starts_with('@') => {
+                Test::Attr(Some(parse_name(&t[1..]).ok_or_else(unsupported)?))
+            }
+            t => Test::Name(parse_name(t).ok_or_else(unsupported)?),
+        };
+        steps.push(Step { axis, test });
+    }
+    if steps.is_empty() {
+        return Err(unsupported());
+    }
+    Ok(steps)
+}
+
+/// Checks that `xpath` is in the supported subset (for rule loading).
+pub fn validate_xpath(xpath: &str) -> Result<(), String> {
+    parse_xpath(xpath).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tokens() -> impl Strategy<Value = Vec<u8>> {
+        let tok = prop_oneof![
+            Just(b"<a>".to_vec()),
+            Just(b"</a>".to_vec()),
+            Just(b"<b x='1' y=\"2\">".to_vec()),
+            Just(b"</b>".to_vec()),
+            Just(b"<c/>".to_vec()),
+            Just(b"text".to_vec()),
+            Just(b"<![CDATA[d]]>".to_vec()),
+            Just(b"&amp;".to_vec()),
+            Just(b"<!DOCTYPE a [<!ENTITY e \"&e;\">]>".to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..4),
+        ];
+        proptest::collection::vec(tok, 0..48).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_bytes(input in proptest::collection::vec(any::<u8>(), 0..512)) {
+            if let Ok(doc) = parse_xml(&input) {
+                let mut out = Vec::new();
+                prop_assert!(doc.select("/*", &mut out).is_ok());
+            }
+        }
+
+        #[test]
+        fn never_panics_on_tokens(input in tokens()) {
+            if let Ok(doc) = parse_xml(&input) {
+                for xp in ["/*", "//@*", "//a", "//b/@x", "/a/b", "//*", "//text()", "//a//b"] {
+                    let mut out = Vec::new();
+                    prop_assert!(doc.select(xp, &mut out).is_ok());
+                }
+                let mut root = Vec::new();
+                prop_assert!(doc.select("/*", &mut root).is_ok());
+                prop_assert_eq!(root.len(), 1);
+            }
+        }
+
+        #[test]
+        fn xpath_validation_never_panics(xp in "[/@*a-z()\\[\\]:.0-9 ]{0,16}") {
+            let _ = validate_xpath(&xp);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_iterative() {
+        let n = 100_000;
+        let mut body = "<a>".repeat(n);
+        body.push('x');
+        body.push_str(&"</a>".repeat(n));
+        let doc = parse_xml(body.as_bytes());
+        if let Ok(doc) = doc {
+            let mut out = Vec::new();
+            assert!(doc.select("/*", &mut out).is_ok());
+            assert_eq!(out, vec![b"x".to_vec()]);
+            let mut all = Vec::new();
+            assert!(doc.select("//a//a", &mut all).is_ok());
+            assert_eq!(all.len(), n - 1);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Transformation chains, interned as a trie so that chains sharing a prefix share
+//! nodes: the per-transaction memo then reuses a prefix's result for every chain
+//! that extends it (CRS chains share long prefixes).
+
+use std::collections::HashMap;
+
+use crate::transform::Transformation;
+
+/// Id of an interned chain; 0 is the empty chain.
+pub type ChainId = u32;
+
+/// The interned chains of a program.
+#[derive(Debug, Clone, Default)]
+pub struct ChainTable {
+    nodes: Vec<(ChainId, Option<Transformation>)>,
+    lookup: HashMap<(ChainId, Transformation), ChainId>,
+}
+
+impl ChainTable {
+    /// A table holding only the empty chain.
+    pub fn new() -> Self {
+        ChainTable {
+            nodes: vec![(0, None)],
+            lookup: HashMap::new(),
+        }
+    }
+
+    /// Interns a chain and returns its id.
+    pub fn intern(&mut self, chain: &[Transformation]) -> ChainId {
+        let mut id = 0;
+        for &t in chain {
+            id = match self.lookup.get(&(id, t)) {
+                Some(&next) => next,
+                None => {
+                    let next = self.nodes.len() as ChainId;
+                    self.nodes.push((id, Some(t)));
+                    self.lookup.insert((id, t), next);
+                    next
+                }
+            };
+        }
+        id
+    }
+
+    /// The parent chain and the last transformation of a non-empty chain.
+    pub fn split_last(&self, id: ChainId) -> Option<(ChainId, Transformation)> {
+        let (parent, t) = self.nodes.get(id as usize)?;
+        t.map(|t| (*parent, t))
+    }
+
+    /// The transformations of a chain, in order.
+    pub fn transformations(&self, mut id: ChainId) -> Vec<Transformation> {
+        let mut out = Vec::new();
+        while let Some((parent, t)) = self.split_last(id) {
+            out.push(t);
+            id = parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Number of interned chains (including the empty one).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether only the empty chain exists.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() <= 1
+    }
+}

@@ -1,0 +1,131 @@
+//! Collections rules write with `setvar`: TX (per transaction) and the persistent
+//! ones (IP, GLOBAL, SESSION, USER, RESOURCE), kept in a [`CollectionStore`].
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use indexmap::IndexMap;
+
+/// A collection: lower-case keys to values, in insertion order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Collection {
+    vars: IndexMap<String, Vec<u8>>,
+    /// Expiry (unix seconds) per key, from `expirevar`.
+    expiry: HashMap<String, u64>,
+}
+
+impl Collection {
+    /// The value of a key (keys are case-insensitive).
+    pub fn get(&self, key: &str) -> Option<&[u8]> {
+        if key.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.vars.get(&key.to_ascii_lowercase()).map(Vec::as_slice)
+        } else {
+            self.vars.get(key).map(Vec::as_slice)
+        }
+    }
+
+    /// Sets a key.
+    pub fn set(&mut self, key: &str, value: Vec<u8>) {
+        self.vars.insert(key.to_ascii_lowercase(), value);
+    }
+
+    /// Removes a key.
+    pub fn remove(&mut self, key: &str) {
+        let k = key.to_ascii_lowercase();
+        self.vars.shift_remove(&k);
+        self.expiry.remove(&k);
+    }
+
+    /// Sets a key's expiry time.
+    pub fn expire(&mut self, key: &str, at_unix: u64) {
+        self.expiry.insert(key.to_ascii_lowercase(), at_unix);
+    }
+
+    /// Drops keys whose expiry has passed.
+    pub fn purge_expired(&mut self, now_unix: u64) {
+        let expired: Vec<String> = self
+            .expiry
+            .iter()
+            .filter(|(_, &t)| t <= now_unix)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in expired {
+            self.remove(&k);
+        }
+    }
+
+    /// All members in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Whether empty.
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// Removes everything.
+    pub fn clear(&mut self) {
+        self.vars.clear();
+        self.expiry.clear();
+    }
+}
+
+/// Where persistent collections live between transactions. A shared store (Redis)
+/// lets a fleet count a client once.
+pub trait CollectionStore: Send + Sync + std::fmt::Debug {
+    /// Loads a record (`ip` / `192.0.2.1`), or an empty one.
+    fn load(&self, collection: &str, key: &str) -> Collection;
+    /// Stores a record back, with a time-to-live in seconds.
+    fn store(&self, collection: &str, key: &str, record: &Collection, ttl_secs: u64);
+}
+
+/// An in-memory store with TTLs (one process).
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    records: Mutex<HashMap<(String, String), (Collection, u64)>>,
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl CollectionStore for MemoryStore {
+    fn load(&self, collection: &str, key: &str) -> Collection {
+        let now = now_unix();
+        let Ok(mut map) = self.records.lock() else {
+            return Collection::default();
+        };
+        let k = (collection.to_string(), key.to_string());
+        match map.get(&k) {
+            Some((_, expires)) if *expires <= now => {
+                map.remove(&k);
+                Collection::default()
+            }
+            Some((c, _)) => {
+                let mut c = c.clone();
+                c.purge_expired(now);
+                c
+            }
+            None => Collection::default(),
+        }
+    }
+
+    fn store(&self, collection: &str, key: &str, record: &Collection, ttl_secs: u64) {
+        if let Ok(mut map) = self.records.lock() {
+            map.insert(
+                (collection.to_string(), key.to_string()),
+                (record.clone(), now_unix() + ttl_secs),
+            );
+        }
+    }
+}

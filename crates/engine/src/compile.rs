@@ -1,0 +1,715 @@
+//! Compiler: a loaded SecLang configuration -> an immutable [`Program`].
+//!
+//! Two passes. The first walks the directives in order, collecting settings, default
+//! actions (per phase, as in effect where each rule is written), rules with their
+//! chain links, and markers, and applies `SecRuleRemoveBy*`, `SecRuleUpdateTargetBy*`
+//! and `SecRuleUpdateActionById` to the rules written before them. The second
+//! compiles every surviving rule: operators built, transformation chains interned,
+//! actions classified, macros split, and `skipAfter` resolved to step indices.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use regex::bytes::{Regex, RegexBuilder};
+use seclang::{Action, ActionValue, CtlValue, Directive, Loaded, RuleSelector, Selector, Span};
+
+use crate::chains::ChainTable;
+use crate::config::{AuditEngine, EngineConfig};
+use crate::macros::MacroString;
+use crate::operator::{self, OperatorEnv};
+use crate::program::{CompileError, Program};
+use crate::rule::{
+    AllowScope, CompiledOp, CtlAction, Disruptive, Exclusion, KeySel, Meta, Rule, RuleIdx,
+    RuleOperator, SetVarAction, Step, TargetSpec,
+};
+use crate::transform::Transformation;
+use crate::variable::Var;
+use crate::EngineMode;
+
+/// A rule as written, with its chain links, before compilation.
+struct Pending {
+    links: Vec<(seclang::Rule, Span)>,
+    defaults: Arc<[Vec<Action>; 6]>,
+    removed: bool,
+}
+
+enum Entry {
+    Rule(Pending),
+    Marker(String),
+}
+
+fn rule_phase(rule: &seclang::Rule) -> u8 {
+    rule.actions
+        .iter()
+        .rev()
+        .find_map(|a| match a.value {
+            ActionValue::Phase(p) => Some(p),
+            _ => None,
+        })
+        .unwrap_or(2)
+}
+
+fn texts<'a>(rule: &'a seclang::Rule, name: &str) -> impl Iterator<Item = &'a str> + 'a {
+    let name = name.to_string();
+    rule.actions.iter().filter_map(move |a| match &a.value {
+        ActionValue::Text(t) if a.name == name => Some(t.as_str()),
+        _ => None,
+    })
+}
+
+fn text_matches(pattern: &str, value: &str) -> bool {
+    match Regex::new(pattern) {
+        Ok(r) => r.is_match(value.as_bytes()),
+        Err(_) => value.contains(pattern),
+    }
+}
+
+impl Pending {
+    fn id(&self) -> u32 {
+        self.links.first().and_then(|(r, _)| r.id()).unwrap_or(0)
+    }
+
+    fn selected(&self, sel: &RuleSelector) -> bool {
+        let Some((starter, _)) = self.links.first() else {
+            return false;
+        };
+        match sel {
+            RuleSelector::Ids(ids) => ids.iter().any(|r| r.contains(self.id())),
+            RuleSelector::Tag(t) => texts(starter, "tag").any(|v| text_matches(t, v)),
+            RuleSelector::Msg(m) => texts(starter, "msg").any(|v| text_matches(m, v)),
+        }
+    }
+}
+
+/// Compiles a loaded configuration.
+pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
+    if !loaded.is_ok() {
+        return Err(CompileError::new(loaded.render_errors()));
+    }
+    let mut config = EngineConfig::default();
+    let mut defaults: Arc<[Vec<Action>; 6]> = Arc::new(Default::default());
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut open_chain = false;
+    for item in &loaded.config.items {
+        config.apply(&item.directive);
+        match &item.directive {
+            Directive::Rule(rule) => {
+                if open_chain {
+                    if let Some(Entry::Rule(p)) = entries.last_mut() {
+                        p.links.push((rule.clone(), item.span));
+                    }
+                } else {
+                    entries.push(Entry::Rule(Pending {
+                        links: vec![(rule.clone(), item.span)],
+                        defaults: Arc::clone(&defaults),
+                        removed: false,
+                    }));
+                }
+                open_chain = rule.is_chain();
+                continue;
+            }
+            Directive::Marker(m) => entries.push(Entry::Marker(m.clone())),
+            Directive::DefaultAction(actions) => {
+                let phase = actions
+                    .iter()
+                    .find_map(|a| match a.value {
+                        ActionValue::Phase(p) => Some(p),
+                        _ => None,
+                    })
+                    .unwrap_or(2) as usize;
+                let mut d = (*defaults).clone();
+                d[phase] = actions.clone();
+                defaults = Arc::new(d);
+            }
+            Directive::RemoveById(ids) => {
+                let sel = RuleSelector::Ids(ids.clone());
+                for p in pendings(&mut entries) {
+                    if p.selected(&sel) {
+                        p.removed = true;
+                    }
+                }
+            }
+            Directive::RemoveByTag(t) => {
+                let sel = RuleSelector::Tag(t.clone());
+                for p in pendings(&mut entries) {
+                    if p.selected(&sel) {
+                        p.removed = true;
+                    }
+                }
+            }
+            Directive::RemoveByMsg(t) => {
+                let sel = RuleSelector::Msg(t.clone());
+                for p in pendings(&mut entries) {
+                    if p.selected(&sel) {
+                        p.removed = true;
+                    }
+                }
+            }
+            Directive::UpdateTarget(u) => {
+                for p in pendings(&mut entries) {
+                    if !p.selected(&u.selector) {
+                        continue;
+                    }
+                    if let Some((starter, _)) = p.links.first_mut() {
+                        if let Some(replaced) = &u.replaced {
+                            starter.targets.retain(|t| {
+                                !(t.variable == replaced.variable
+                                    && t.selector == replaced.selector)
+                            });
+                        }
+                        starter.targets.extend(u.targets.iter().cloned());
+                    }
+                }
+            }
+            Directive::UpdateActionById {
+                id,
+                chain_offset,
+                actions,
+            } => {
+                for p in pendings(&mut entries) {
+                    if p.id() != *id {
+                        continue;
+                    }
+                    let link = chain_offset.map_or(0, |o| o.saturating_sub(1) as usize);
+                    if let Some((rule, _)) = p.links.get_mut(link) {
+                        update_actions(rule, actions);
+                    }
+                }
+            }
+            Directive::Setting(_) => {}
+        }
+        open_chain = false;
+    }
+
+    let mut compiler = Compiler {
+        config: &config,
+        loaded,
+        chains: ChainTable::new(),
+        rules: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut phases: [Vec<Step>; 5] = Default::default();
+    let mut marker_names: [Vec<(usize, String)>; 5] = Default::default();
+    let mut skip_targets: Vec<(RuleIdx, u8, String)> = Vec::new();
+    for entry in &entries {
+        match entry {
+            Entry::Marker(name) => {
+                for (p, steps) in phases.iter_mut().enumerate() {
+                    marker_names[p].push((steps.len(), name.clone()));
+                    steps.push(Step::Marker);
+                }
+            }
+            Entry::Rule(p) if !p.removed => {
+                if let Some(idx) = compiler.compile_chain(p) {
+                    let rule = &compiler.rules[idx as usize];
+                    let phase = rule.phase;
+                    if let Some(name) = &rule.skip_after_name {
+                        skip_targets.push((idx, phase, name.clone()));
+                    }
+                    phases[(phase - 1) as usize].push(Step::Rule(idx));
+                }
+            }
+            Entry::Rule(_) => {}
+        }
+    }
+    // Resolve skipAfter: continue after the first marker (or rule id) of that name
+    // that follows the rule in its phase; if none follows, skip to the phase's end.
+    for (idx, phase, name) in skip_targets {
+        let steps = &phases[(phase - 1) as usize];
+        let pos = steps
+            .iter()
+            .position(|s| *s == Step::Rule(idx))
+            .unwrap_or(0);
+        let by_marker = marker_names[(phase - 1) as usize]
+            .iter()
+            .find(|(at, n)| *at > pos && n == &name)
+            .map(|(at, _)| *at + 1);
+        let by_id = name.parse::<u32>().ok().and_then(|id| {
+            steps
+                .iter()
+                .enumerate()
+                .skip(pos + 1)
+                .find_map(|(i, s)| match s {
+                    Step::Rule(r) if compiler.rules[*r as usize].id == id => Some(i + 1),
+                    _ => None,
+                })
+        });
+        compiler.rules[idx as usize].skip_after = Some(by_marker.or(by_id).unwrap_or(steps.len()));
+    }
+    if !compiler.errors.is_empty() {
+        return Err(CompileError::new(compiler.errors.join("")));
+    }
+    let Compiler { chains, rules, .. } = compiler;
+    Ok(Program::new(config, rules, phases, chains))
+}
+
+fn pendings(entries: &mut [Entry]) -> impl Iterator<Item = &mut Pending> {
+    entries.iter_mut().filter_map(|e| match e {
+        Entry::Rule(p) => Some(p),
+        Entry::Marker(_) => None,
+    })
+}
+
+/// `SecRuleUpdateActionById`: replaces actions of the same name (all `t:` when
+/// transformations are given; disruptive actions replace the disruptive action) and
+/// appends the others.
+fn update_actions(rule: &mut seclang::Rule, new: &[Action]) {
+    let disruptive =
+        |n: &str| matches!(n, "deny" | "drop" | "pass" | "allow" | "block" | "redirect");
+    let multi = |n: &str| {
+        matches!(
+            n,
+            "tag" | "setvar" | "ctl" | "t" | "setenv" | "initcol" | "expirevar"
+        )
+    };
+    for a in new {
+        if a.name == "t" {
+            rule.actions.retain(|x| x.name != "t");
+        } else if disruptive(a.name) {
+            rule.actions.retain(|x| !disruptive(x.name));
+        } else if !multi(a.name) {
+            rule.actions.retain(|x| x.name != a.name);
+        }
+    }
+    rule.actions.extend(new.iter().cloned());
+}
+
+struct Compiler<'a> {
+    config: &'a EngineConfig,
+    loaded: &'a Loaded,
+    chains: ChainTable,
+    rules: Vec<Rule>,
+    errors: Vec<String>,
+}
+
+impl Compiler<'_> {
+    fn error(&mut self, span: Span, msg: String) {
+        let loc = format!(
+            "{}:{}:{}",
+            self.loaded.sources.path(span.file).display(),
+            span.line,
+            span.col
+        );
+        self.errors.push(format!("{loc}: error: {msg}\n"));
+    }
+
+    fn compile_chain(&mut self, p: &Pending) -> Option<RuleIdx> {
+        let (starter, _) = p.links.first()?;
+        let phase = rule_phase(starter);
+        let chain_id = starter.id().unwrap_or(0);
+        let defaults = &p.defaults[phase as usize];
+        let mut next: Option<RuleIdx> = None;
+        // Compile from the last link back so each link knows its successor.
+        for (i, (rule, span)) in p.links.iter().enumerate().rev() {
+            let compiled =
+                self.compile_rule(rule, *span, phase, chain_id, i == 0, defaults, next)?;
+            self.rules.push(compiled);
+            next = Some((self.rules.len() - 1) as RuleIdx);
+        }
+        next
+    }
+
+    #[allow(clippy::too_many_arguments)] // one call site; the arguments are the rule's context
+    fn compile_rule(
+        &mut self,
+        rule: &seclang::Rule,
+        span: Span,
+        phase: u8,
+        chain_id: u32,
+        starter: bool,
+        defaults: &[Action],
+        chain_next: Option<RuleIdx>,
+    ) -> Option<Rule> {
+        let path = self.loaded.sources.path(span.file).to_path_buf();
+        let env = OperatorEnv {
+            rule_dir: path
+                .parent()
+                .map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf),
+            match_limit: self.config.pcre_match_limit,
+            geo_db: self.config.geo_lookup_db.as_ref().map(Into::into),
+        };
+        // Targets and exclusions.
+        let mut targets = Vec::new();
+        let mut exclusions = Vec::new();
+        for t in &rule.targets {
+            let Some(var) = Var::from_name(t.variable) else {
+                continue;
+            };
+            let sel = self.key_sel(&t.selector, span)?;
+            if t.exclude {
+                exclusions.push(Exclusion { var, sel });
+            } else {
+                targets.push(TargetSpec {
+                    var,
+                    sel,
+                    count: t.count,
+                });
+            }
+        }
+        // Operator.
+        let op_name = rule.operator.name;
+        let argument = rule.operator.argument.clone();
+        let mac = MacroString::parse(&argument);
+        let op = if mac.has_macros() {
+            CompiledOp::Dynamic(mac)
+        } else {
+            match operator::build(op_name, &argument, &env) {
+                Ok(op) => CompiledOp::Static(op),
+                Err(e) => {
+                    self.error(rule.operator.span, format!("@{op_name}: {e}"));
+                    return None;
+                }
+            }
+        };
+        // Actions: defaults first (starters only for non-transformation actions).
+        let mut all: Vec<&Action> = Vec::new();
+        all.extend(defaults.iter().filter(|a| a.name == "t" || starter));
+        all.extend(rule.actions.iter());
+        let mut chain: Vec<Transformation> = Vec::new();
+        let mut own_disruptive: Option<(&str, Option<&Action>)> = None;
+        let mut default_disruptive: Option<&Action> = None;
+        let mut log: Option<bool> = None;
+        let mut auditlog: Option<bool> = None;
+        let mut default_log: Option<bool> = None;
+        let mut default_auditlog: Option<bool> = None;
+        let mut status = None;
+        let mut meta = Meta::default();
+        let mut setvars = Vec::new();
+        let mut ctls = Vec::new();
+        let mut skip = 0;
+        let mut skip_after_name = None;
+        let mut multi_match = false;
+        let mut capture = false;
+        let mut initcols = Vec::new();
+        let mut setsid = None;
+        let mut setuid = None;
+        let mut setenvs = Vec::new();
+        let mut expirevars = Vec::new();
+        let mut sanitise = Vec::new();
+        let n_defaults = all.len() - rule.actions.len();
+        for (i, a) in all.iter().enumerate() {
+            let from_default = i < n_defaults;
+            let text = match &a.value {
+                ActionValue::Text(t) => Some(t.as_str()),
+                _ => None,
+            };
+            match (a.name, &a.value) {
+                ("t", ActionValue::Transformation(name)) => {
+                    if *name == "none" {
+                        chain.clear();
+                    } else if let Some(t) = Transformation::from_name(name) {
+                        chain.push(t);
+                    } else {
+                        self.error(
+                            a.span,
+                            format!("transformation `{name}` is not implemented"),
+                        );
+                        return None;
+                    }
+                }
+                (
+                    "deny" | "drop" | "pass" | "allow" | "block" | "redirect" | "proxy" | "pause",
+                    _,
+                ) => {
+                    if a.name == "proxy" || a.name == "pause" {
+                        self.error(
+                            a.span,
+                            format!("`{}` is not supported: Palisade runs its own proxy and never stalls connections", a.name),
+                        );
+                        return None;
+                    }
+                    if from_default {
+                        default_disruptive = Some(a);
+                    } else {
+                        own_disruptive = Some((a.name, Some(a)));
+                    }
+                }
+                ("log", _) => set_flag(from_default, &mut default_log, &mut log, true),
+                ("nolog", _) => {
+                    set_flag(from_default, &mut default_log, &mut log, false);
+                    if from_default {
+                        default_auditlog.get_or_insert(false);
+                    } else {
+                        auditlog.get_or_insert(false);
+                    }
+                }
+                ("auditlog", _) => {
+                    set_flag(from_default, &mut default_auditlog, &mut auditlog, true)
+                }
+                ("noauditlog", _) => {
+                    set_flag(from_default, &mut default_auditlog, &mut auditlog, false)
+                }
+                ("status", ActionValue::Status(s)) => status = Some(*s),
+                ("msg", _) => meta.msg = text.map(MacroString::parse),
+                ("logdata", _) => meta.logdata = text.map(MacroString::parse),
+                ("severity", ActionValue::Severity(s)) => meta.severity = Some(*s),
+                ("tag", _) => meta.tags.extend(text.map(str::to_string)),
+                ("rev", _) => meta.rev = text.map(str::to_string),
+                ("ver", _) => meta.ver = text.map(str::to_string),
+                ("maturity", _) => meta.maturity = text.map(str::to_string),
+                ("accuracy", _) => meta.accuracy = text.map(str::to_string),
+                ("setvar", ActionValue::SetVar(sv)) => {
+                    let Some(collection) = Var::from_collection_name(&sv.collection) else {
+                        self.error(a.span, format!("setvar: `{}` is not a collection rules can write (tx, ip, global, session, user, resource)", sv.collection));
+                        return None;
+                    };
+                    setvars.push(SetVarAction {
+                        collection,
+                        key: MacroString::parse(&sv.key),
+                        op: sv.op,
+                        value: MacroString::parse(&sv.value),
+                    });
+                }
+                ("ctl", ActionValue::Ctl(c)) => match self.ctl(c, a.span) {
+                    Some(c) => ctls.push(c),
+                    None => return None,
+                },
+                ("skip", ActionValue::Skip(n)) => skip = *n,
+                ("skipAfter", _) => skip_after_name = text.map(str::to_string),
+                ("multiMatch", _) => multi_match = true,
+                ("capture", _) => capture = true,
+                ("initcol", _) => {
+                    let t = text.unwrap_or_default();
+                    let Some((col, key)) = t.split_once('=') else {
+                        self.error(a.span, format!("initcol `{t}` needs collection=key"));
+                        return None;
+                    };
+                    match Var::from_collection_name(col.trim()) {
+                        Some(v) if v != Var::Tx => initcols.push((v, MacroString::parse(key))),
+                        _ => {
+                            self.error(a.span, format!("initcol: `{col}` is not a persistent collection (ip, global, session, user, resource)"));
+                            return None;
+                        }
+                    }
+                }
+                ("setsid", _) => setsid = text.map(MacroString::parse),
+                ("setuid", _) => setuid = text.map(MacroString::parse),
+                ("setrsc", _) => {
+                    initcols.push((Var::Resource, MacroString::parse(text.unwrap_or_default())))
+                }
+                ("setenv", _) => {
+                    let t = text.unwrap_or_default();
+                    let (k, v) = t.split_once('=').unwrap_or((t, "1"));
+                    setenvs.push((MacroString::parse(k), MacroString::parse(v)));
+                }
+                ("expirevar", _) => {
+                    let t = text.unwrap_or_default();
+                    let (lhs, secs) = t.split_once('=').unwrap_or((t, "0"));
+                    let Some((col, key)) = lhs.split_once('.') else {
+                        self.error(
+                            a.span,
+                            format!("expirevar `{t}` needs collection.key=seconds"),
+                        );
+                        return None;
+                    };
+                    let Some(v) = Var::from_collection_name(col.trim()) else {
+                        self.error(a.span, format!("expirevar: `{col}` is not a collection"));
+                        return None;
+                    };
+                    expirevars.push((v, MacroString::parse(key), MacroString::parse(secs)));
+                }
+                (
+                    "sanitiseArg"
+                    | "sanitiseMatched"
+                    | "sanitiseMatchedBytes"
+                    | "sanitiseRequestHeader"
+                    | "sanitiseResponseHeader",
+                    _,
+                ) => {
+                    sanitise.push((a.name, text.map(MacroString::parse)));
+                }
+                ("exec", _) => {
+                    self.error(
+                        a.span,
+                        "`exec` is refused: Palisade never runs external programs from rules"
+                            .into(),
+                    );
+                    return None;
+                }
+                ("xmlns" | "append" | "prepend" | "deprecatevar", _) => {}
+                _ => {}
+            }
+        }
+        let resolve = |name: &str, act: Option<&Action>| -> Disruptive {
+            match name {
+                "deny" => Disruptive::Deny,
+                "drop" => Disruptive::Drop,
+                "redirect" => Disruptive::Redirect(MacroString::parse(
+                    act.and_then(|a| match &a.value {
+                        ActionValue::Text(t) => Some(t.as_str()),
+                        _ => None,
+                    })
+                    .unwrap_or(""),
+                )),
+                "allow" => match act.map(|a| &a.value) {
+                    Some(ActionValue::Text(t)) if t == "phase" => {
+                        Disruptive::Allow(AllowScope::Phase)
+                    }
+                    Some(ActionValue::Text(t)) if t == "request" => {
+                        Disruptive::Allow(AllowScope::Request)
+                    }
+                    _ => Disruptive::Allow(AllowScope::All),
+                },
+                _ => Disruptive::Pass,
+            }
+        };
+        let default_d = default_disruptive.map_or(Disruptive::Pass, |a| resolve(a.name, Some(a)));
+        let (disruptive, is_block) = match own_disruptive {
+            Some(("block", _)) => (default_d, true),
+            Some((name, act)) => (resolve(name, act), false),
+            None => (default_d, false),
+        };
+        let log_flag = log.or(default_log).unwrap_or(true);
+        let audit_flag = auditlog.or(default_auditlog).unwrap_or(log_flag);
+        Some(Rule {
+            id: if starter { chain_id } else { 0 },
+            chain_id,
+            phase,
+            file: self.loaded.sources.path(span.file).display().to_string(),
+            line: span.line,
+            unconditional: rule.kind == seclang::RuleKind::SecAction,
+            targets,
+            exclusions,
+            operator: RuleOperator {
+                name: op_name,
+                argument,
+                negated: rule.operator.negated,
+                op,
+            },
+            transforms: self.chains.intern(&chain),
+            multi_match,
+            capture,
+            chain_next,
+            setvars,
+            disruptive,
+            is_block,
+            status,
+            log: log_flag,
+            auditlog: audit_flag,
+            meta,
+            ctls,
+            skip,
+            skip_after: None,
+            skip_after_name,
+            initcols,
+            setsid,
+            setuid,
+            setenvs,
+            expirevars,
+            sanitise,
+        })
+    }
+
+    fn key_sel(&mut self, sel: &Option<Selector>, span: Span) -> Option<KeySel> {
+        Some(match sel {
+            None => KeySel::All,
+            Some(Selector::Key(k)) => KeySel::Key(k.clone()),
+            Some(Selector::XPath(x)) => KeySel::XPath(x.clone()),
+            Some(Selector::Regex(r)) => match RegexBuilder::new(r).case_insensitive(true).build() {
+                Ok(re) => KeySel::Regex(Arc::new(re)),
+                Err(e) => {
+                    self.error(
+                        span,
+                        format!("invalid regular expression selector /{r}/: {e}"),
+                    );
+                    return None;
+                }
+            },
+        })
+    }
+
+    fn exclusions(&mut self, targets: &[seclang::Target], span: Span) -> Option<Vec<Exclusion>> {
+        let mut out = Vec::new();
+        for t in targets {
+            let var = Var::from_name(t.variable)?;
+            out.push(Exclusion {
+                var,
+                sel: self.key_sel(&t.selector, span)?,
+            });
+        }
+        Some(out)
+    }
+
+    fn text_regex(&mut self, text: &str, span: Span) -> Option<Arc<Regex>> {
+        match Regex::new(text) {
+            Ok(r) => Some(Arc::new(r)),
+            Err(_) => Regex::new(&regex::escape(text))
+                .ok()
+                .map(Arc::new)
+                .or_else(|| {
+                    self.error(span, format!("invalid pattern `{text}`"));
+                    None
+                }),
+        }
+    }
+
+    fn ctl(&mut self, c: &seclang::Ctl, span: Span) -> Option<CtlAction> {
+        let text = match &c.value {
+            CtlValue::Text(t) => t.as_str(),
+            _ => "",
+        };
+        let on =
+            |t: &str| t.eq_ignore_ascii_case("on") || t == "1" || t.eq_ignore_ascii_case("true");
+        Some(match (c.option, &c.value) {
+            ("ruleEngine", _) => match EngineMode::parse(text) {
+                Some(m) => CtlAction::RuleEngine(m),
+                None => {
+                    self.error(
+                        span,
+                        format!("ctl:ruleEngine: `{text}` is not On, Off or DetectionOnly"),
+                    );
+                    return None;
+                }
+            },
+            ("ruleRemoveById", CtlValue::Ids(ids)) => CtlAction::RemoveById(ids.clone()),
+            ("ruleRemoveByTag", _) => CtlAction::RemoveByTag(self.text_regex(text, span)?),
+            ("ruleRemoveByMsg", _) => CtlAction::RemoveByMsg(self.text_regex(text, span)?),
+            (_, CtlValue::RemoveTarget(u)) => {
+                let ex = self.exclusions(&u.targets, span)?;
+                match &u.selector {
+                    RuleSelector::Ids(ids) => CtlAction::RemoveTargetById(ids.clone(), ex),
+                    RuleSelector::Tag(t) => {
+                        CtlAction::RemoveTargetByTag(self.text_regex(t, span)?, ex)
+                    }
+                    RuleSelector::Msg(m) => {
+                        CtlAction::RemoveTargetByMsg(self.text_regex(m, span)?, ex)
+                    }
+                }
+            }
+            ("requestBodyProcessor", _) => {
+                CtlAction::RequestBodyProcessor(text.to_ascii_uppercase())
+            }
+            ("requestBodyAccess", _) => CtlAction::RequestBodyAccess(on(text)),
+            ("responseBodyAccess", _) => CtlAction::ResponseBodyAccess(on(text)),
+            ("forceRequestBodyVariable", _) => CtlAction::ForceRequestBodyVariable(on(text)),
+            ("requestBodyLimit", _) | ("responseBodyLimit", _) => {
+                let Ok(n) = text.trim().parse::<u64>() else {
+                    self.error(span, format!("ctl:{}: `{text}` is not a number", c.option));
+                    return None;
+                };
+                if c.option == "requestBodyLimit" {
+                    CtlAction::RequestBodyLimit(n)
+                } else {
+                    CtlAction::ResponseBodyLimit(n)
+                }
+            }
+            ("auditEngine", _) => {
+                CtlAction::AuditEngine(match text.to_ascii_lowercase().as_str() {
+                    "on" => AuditEngine::On,
+                    "relevantonly" => AuditEngine::RelevantOnly,
+                    _ => AuditEngine::Off,
+                })
+            }
+            ("auditLogParts", _) => CtlAction::AuditLogParts(text.to_string()),
+            (other, _) => CtlAction::Other(other, text.to_string()),
+        })
+    }
+}
+
+fn set_flag(from_default: bool, default: &mut Option<bool>, own: &mut Option<bool>, v: bool) {
+    if from_default {
+        *default = Some(v);
+    } else {
+        *own = Some(v);
+    }
+}

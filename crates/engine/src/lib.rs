@@ -1,0 +1,31 @@
+//! The Palisade rule engine: compiles a parsed SecLang configuration into an
+//! immutable [`Program`] and evaluates HTTP [`Transaction`]s against it with
+//! ModSecurity v3's semantics.
+//!
+//! ```no_run
+//! use engine::{Program, Transaction, Connection};
+//! let program = Program::from_str("inline.conf", "SecRuleEngine On\n\
+//!     SecRule ARGS \"@rx evil\" \"id:1,phase:1,deny,status:403\"\n").unwrap();
+//! let mut tx = Transaction::new(program, &Connection::default());
+//! tx.process_uri("/?q=evil", "GET", "1.1");
+//! tx.add_request_header(b"Host", b"example.com");
+//! assert_eq!(tx.process_request_headers().map(|i| i.status()), Some(403));
+//! ```
+
+pub mod audit;
+pub mod body;
+pub mod chains;
+pub mod collection;
+mod compile;
+pub mod config;
+pub mod macros;
+pub mod operator;
+pub mod program;
+pub mod rule;
+pub mod transaction;
+pub mod transform;
+pub mod variable;
+
+pub use config::{EngineConfig, EngineMode};
+pub use program::{CompileError, Program};
+pub use transaction::{BodyStatus, Connection, Intervention, Transaction};

@@ -1,0 +1,26 @@
+//! `@beginsWith`: whether the input starts with the argument (case-sensitive, bytes).
+//!
+//! As libmodsecurity v3: an empty argument matches every input; nothing is captured.
+
+use super::{Captures, Operator};
+
+/// The `@beginsWith` operator.
+#[derive(Debug)]
+pub(crate) struct BeginsWith {
+    prefix: Box<[u8]>,
+}
+
+impl BeginsWith {
+    /// Keeps the argument.
+    pub(crate) fn new(argument: &str) -> Self {
+        BeginsWith {
+            prefix: argument.as_bytes().into(),
+        }
+    }
+}
+
+impl Operator for BeginsWith {
+    fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
+        input.starts_with(&self.prefix)
+    }
+}

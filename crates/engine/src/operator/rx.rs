@@ -1,0 +1,50 @@
+//! `@rx`: regular expression match, with ModSecurity v3's PCRE semantics.
+//!
+//! The pattern is compiled once (see [`super::regex`]): `.` matches any byte including
+//! newlines, `^`/`$` match at line boundaries (`PCRE_DOTALL | PCRE_MULTILINE`), and
+//! matching is on bytes with ASCII-only classes and case folding (no UTF mode). With
+//! `capture`, the first match fills TX:0 (whole match) and TX:1-9 (groups that took
+//! part in the match). An empty pattern matches everything and captures nothing, as in
+//! libmodsecurity.
+
+use super::regex::Pattern;
+use super::{Captures, Operator, OperatorEnv, OperatorError, RegexEngine};
+
+/// The `@rx` operator.
+#[derive(Debug)]
+pub(crate) struct Rx {
+    /// `None` for the empty pattern.
+    pattern: Option<Pattern>,
+}
+
+impl Rx {
+    /// Compiles the pattern.
+    pub(crate) fn new(argument: &str, env: &OperatorEnv) -> Result<Self, OperatorError> {
+        let pattern = if argument.is_empty() {
+            None
+        } else {
+            Some(Pattern::compile(argument, env.match_limit)?)
+        };
+        Ok(Rx { pattern })
+    }
+}
+
+impl Operator for Rx {
+    fn evaluate(&self, input: &[u8], captures: Option<&mut Captures>) -> bool {
+        let Some(pattern) = &self.pattern else {
+            return true;
+        };
+        match captures {
+            Some(c) => pattern.captures_first(input, c),
+            None => pattern.is_match(input),
+        }
+    }
+
+    fn regex_engine(&self) -> Option<RegexEngine> {
+        Some(
+            self.pattern
+                .as_ref()
+                .map_or(RegexEngine::Linear, Pattern::engine),
+        )
+    }
+}

@@ -1,0 +1,31 @@
+//! `@within`: whether the input occurs inside the argument (the argument is the
+//! haystack, e.g. `@within GET POST HEAD` on `REQUEST_METHOD`).
+//!
+//! As libmodsecurity v3 (`within.cc`): an empty input always matches, and the search
+//! is a plain substring search, so `@within GET POST` also matches `ET P`. Nothing is
+//! captured.
+
+use memchr::memmem;
+
+use super::{Captures, Operator};
+
+/// The `@within` operator.
+#[derive(Debug)]
+pub(crate) struct Within {
+    haystack: Box<[u8]>,
+}
+
+impl Within {
+    /// Keeps the argument.
+    pub(crate) fn new(argument: &str) -> Self {
+        Within {
+            haystack: argument.as_bytes().into(),
+        }
+    }
+}
+
+impl Operator for Within {
+    fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
+        input.is_empty() || memmem::find(&self.haystack, input).is_some()
+    }
+}

@@ -1,0 +1,261 @@
+//! Compiled rules: every static decision made at load time (targets resolved to
+//! variables, operators built, transformation chains interned, actions classified,
+//! macros split, jumps resolved).
+
+use std::sync::Arc;
+
+use regex::bytes::Regex;
+
+use crate::macros::MacroString;
+use crate::operator::Operator;
+use crate::variable::Var;
+
+/// Index of a rule in [`crate::Program::rules`].
+pub type RuleIdx = u32;
+
+/// Which members of a collection a target selects.
+#[derive(Debug, Clone)]
+pub enum KeySel {
+    /// All members.
+    All,
+    /// Members whose key equals this (compared ignoring ASCII case).
+    Key(String),
+    /// Members whose key matches this regex.
+    Regex(Arc<Regex>),
+    /// An XPath expression (XML only).
+    XPath(String),
+}
+
+impl KeySel {
+    /// Whether a member key is selected.
+    pub fn selects(&self, key: &[u8]) -> bool {
+        match self {
+            KeySel::All | KeySel::XPath(_) => true,
+            KeySel::Key(k) => k.as_bytes().eq_ignore_ascii_case(key),
+            KeySel::Regex(r) => r.is_match(key),
+        }
+    }
+}
+
+/// One compiled target of a rule.
+#[derive(Debug, Clone)]
+pub struct TargetSpec {
+    /// The variable.
+    pub var: Var,
+    /// Which members.
+    pub sel: KeySel,
+    /// `&VAR`: count instead of values.
+    pub count: bool,
+}
+
+/// An exclusion (`!ARGS:foo`, `SecRuleUpdateTargetById ... !ARGS:foo`,
+/// `ctl:ruleRemoveTargetById`): values of `var` whose key `sel` selects are skipped.
+#[derive(Debug, Clone)]
+pub struct Exclusion {
+    /// The variable.
+    pub var: Var,
+    /// Which keys are excluded.
+    pub sel: KeySel,
+}
+
+impl Exclusion {
+    /// Whether a value of `var` with `key` is excluded.
+    pub fn excludes(&self, var: Var, key: &[u8]) -> bool {
+        self.var == var && self.sel.selects(key)
+    }
+}
+
+/// A compiled operator.
+#[derive(Debug)]
+pub enum CompiledOp {
+    /// Built once at load time.
+    Static(Box<dyn Operator>),
+    /// The argument has macros: expanded and built per evaluation.
+    Dynamic(MacroString),
+}
+
+/// The operator of a rule.
+#[derive(Debug)]
+pub struct RuleOperator {
+    /// Canonical name (`rx`).
+    pub name: &'static str,
+    /// The argument as written.
+    pub argument: String,
+    /// `!@op`.
+    pub negated: bool,
+    /// The operator.
+    pub op: CompiledOp,
+}
+
+/// The disruptive action a rule carries, after `block` and defaults are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disruptive {
+    /// No disruptive action: processing continues.
+    Pass,
+    /// Deny with a status.
+    Deny,
+    /// Close the connection.
+    Drop,
+    /// Redirect to a URL (macro string).
+    Redirect(MacroString),
+    /// Stop processing: the rest of the transaction (`allow`), the current phase
+    /// (`allow:phase`) or the request phases (`allow:request`).
+    Allow(AllowScope),
+}
+
+/// The scope of `allow`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowScope {
+    /// Everything (except logging).
+    All,
+    /// The current phase.
+    Phase,
+    /// The request phases.
+    Request,
+}
+
+/// A `setvar`.
+#[derive(Debug, Clone)]
+pub struct SetVarAction {
+    /// The collection.
+    pub collection: Var,
+    /// The key (macro string, lower-cased when expanded).
+    pub key: MacroString,
+    /// The operation.
+    pub op: seclang::SetVarOp,
+    /// The value (macro string).
+    pub value: MacroString,
+}
+
+/// A `ctl` action.
+#[derive(Debug, Clone)]
+pub enum CtlAction {
+    /// `ctl:ruleEngine=...`.
+    RuleEngine(crate::EngineMode),
+    /// `ctl:ruleRemoveById=...`.
+    RemoveById(Vec<seclang::IdRange>),
+    /// `ctl:ruleRemoveByTag=...`.
+    RemoveByTag(Arc<Regex>),
+    /// `ctl:ruleRemoveByMsg=...`.
+    RemoveByMsg(Arc<Regex>),
+    /// `ctl:ruleRemoveTargetById=ID;TARGETS`.
+    RemoveTargetById(Vec<seclang::IdRange>, Vec<Exclusion>),
+    /// `ctl:ruleRemoveTargetByTag=TAG;TARGETS`.
+    RemoveTargetByTag(Arc<Regex>, Vec<Exclusion>),
+    /// `ctl:ruleRemoveTargetByMsg=MSG;TARGETS`.
+    RemoveTargetByMsg(Arc<Regex>, Vec<Exclusion>),
+    /// `ctl:requestBodyProcessor=...` (upper case).
+    RequestBodyProcessor(String),
+    /// `ctl:requestBodyAccess=on|off`.
+    RequestBodyAccess(bool),
+    /// `ctl:responseBodyAccess=on|off`.
+    ResponseBodyAccess(bool),
+    /// `ctl:requestBodyLimit=N`.
+    RequestBodyLimit(u64),
+    /// `ctl:responseBodyLimit=N`.
+    ResponseBodyLimit(u64),
+    /// `ctl:auditEngine=...`.
+    AuditEngine(crate::config::AuditEngine),
+    /// `ctl:auditLogParts=...`.
+    AuditLogParts(String),
+    /// `ctl:forceRequestBodyVariable=on|off`.
+    ForceRequestBodyVariable(bool),
+    /// Options that only affect logging detail or hashing (`debugLogLevel`,
+    /// `hashEngine`, `hashEnforcement`, `parseXmlIntoArgs`): accepted and recorded.
+    Other(&'static str, String),
+}
+
+/// Rule metadata for logs.
+#[derive(Debug, Clone, Default)]
+pub struct Meta {
+    /// `msg`.
+    pub msg: Option<MacroString>,
+    /// `logdata`.
+    pub logdata: Option<MacroString>,
+    /// `severity`.
+    pub severity: Option<u8>,
+    /// `tag`s.
+    pub tags: Vec<String>,
+    /// `rev`.
+    pub rev: Option<String>,
+    /// `ver`.
+    pub ver: Option<String>,
+    /// `maturity`.
+    pub maturity: Option<String>,
+    /// `accuracy`.
+    pub accuracy: Option<String>,
+}
+
+/// A compiled rule (or chain link).
+#[derive(Debug)]
+pub struct Rule {
+    /// The id (0 for chain links).
+    pub id: u32,
+    /// The id of the chain starter (equal to `id` for starters).
+    pub chain_id: u32,
+    /// The phase (1-5).
+    pub phase: u8,
+    /// Where the rule was written.
+    pub file: String,
+    /// Line in that file.
+    pub line: u32,
+    /// Whether this is a SecAction (no targets; always matches).
+    pub unconditional: bool,
+    /// Targets.
+    pub targets: Vec<TargetSpec>,
+    /// Exclusions.
+    pub exclusions: Vec<Exclusion>,
+    /// The operator.
+    pub operator: RuleOperator,
+    /// The transformation chain (interned id; 0 = none).
+    pub transforms: u32,
+    /// `multiMatch`.
+    pub multi_match: bool,
+    /// `capture`.
+    pub capture: bool,
+    /// The next link of the chain.
+    pub chain_next: Option<RuleIdx>,
+    /// Set variables (run on every match).
+    pub setvars: Vec<SetVarAction>,
+    /// The resolved disruptive action.
+    pub disruptive: Disruptive,
+    /// Whether the disruptive action came from `block`.
+    pub is_block: bool,
+    /// `status`.
+    pub status: Option<u16>,
+    /// Whether a match is logged.
+    pub log: bool,
+    /// Whether a match goes to the audit log.
+    pub auditlog: bool,
+    /// Metadata.
+    pub meta: Meta,
+    /// `ctl` actions.
+    pub ctls: Vec<CtlAction>,
+    /// `skip:N`.
+    pub skip: u32,
+    /// `skipAfter` target: index in the phase's step list to continue from.
+    pub skip_after: Option<usize>,
+    /// The `skipAfter` marker name, for messages.
+    pub skip_after_name: Option<String>,
+    /// `initcol:col=key`.
+    pub initcols: Vec<(Var, MacroString)>,
+    /// `setsid`.
+    pub setsid: Option<MacroString>,
+    /// `setuid`.
+    pub setuid: Option<MacroString>,
+    /// `setenv:name=value`.
+    pub setenvs: Vec<(MacroString, MacroString)>,
+    /// `expirevar:col.key=seconds`.
+    pub expirevars: Vec<(Var, MacroString, MacroString)>,
+    /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
+    pub sanitise: Vec<(&'static str, Option<MacroString>)>,
+}
+
+/// One step of a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A rule (chain starter).
+    Rule(RuleIdx),
+    /// A `SecMarker` (a jump target).
+    Marker,
+}

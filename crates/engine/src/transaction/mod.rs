@@ -1,0 +1,754 @@
+//! A transaction: one HTTP request/response pair evaluated against a [`Program`]
+//! through the SecLang phases:
+//!
+//! 1. connection, request line and headers (`process_request_headers`),
+//! 2. request body (`append_request_body` in chunks, then `process_request_body`),
+//! 3. response headers, 4. response body, 5. logging.
+//!
+//! After each phase an [`Intervention`] may be pending. The transaction owns its
+//! copies of request data in an arena (see [`data`]); derived collections are built
+//! once, values transformed at most once per chain (see [`memo`]).
+
+pub mod data;
+pub mod memo;
+mod phase;
+mod resolve;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::audit::MatchedRule;
+use crate::body::{self, Arg};
+use crate::collection::{Collection, CollectionStore};
+use crate::config::{AuditEngine, LimitAction};
+use crate::operator::Captures;
+use crate::program::Program;
+use crate::rule::Exclusion;
+use crate::variable::Var;
+use crate::EngineMode;
+
+use data::Data;
+use memo::TransformMemo;
+
+/// What the engine decided to do with a transaction.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Intervention {
+    /// Answer with this status (deny).
+    Deny {
+        /// HTTP status.
+        status: u16,
+        /// The rule that decided, if any.
+        rule_id: Option<u32>,
+    },
+    /// Close the connection without an answer.
+    Drop {
+        /// The rule that decided.
+        rule_id: Option<u32>,
+    },
+    /// Redirect the client.
+    Redirect {
+        /// 301, 302, 303 or 307.
+        status: u16,
+        /// Where to.
+        location: String,
+        /// The rule that decided.
+        rule_id: Option<u32>,
+    },
+}
+
+impl Intervention {
+    /// The HTTP status the client gets (0 for drop).
+    pub fn status(&self) -> u16 {
+        match self {
+            Intervention::Deny { status, .. } | Intervention::Redirect { status, .. } => *status,
+            Intervention::Drop { .. } => 0,
+        }
+    }
+}
+
+/// Connection facts for a transaction.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// Client address (REMOTE_ADDR).
+    pub client_ip: String,
+    /// Client port.
+    pub client_port: u16,
+    /// Server address (SERVER_ADDR).
+    pub server_ip: String,
+    /// Server port.
+    pub server_port: u16,
+}
+
+impl Default for Connection {
+    fn default() -> Self {
+        Connection {
+            client_ip: "127.0.0.1".into(),
+            client_port: 40000,
+            server_ip: "127.0.0.1".into(),
+            server_port: 80,
+        }
+    }
+}
+
+/// Result of feeding request or response body bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyStatus {
+    /// Keep going.
+    Continue,
+    /// The limit was reached; the rest is not inspected (ProcessPartial).
+    Partial,
+    /// The limit was reached and the transaction must be rejected.
+    Reject,
+}
+
+/// Scope of an `allow` in effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    None,
+    All,
+    Request,
+    Phase(u8),
+}
+
+static UNIQUE: AtomicU64 = AtomicU64::new(0);
+
+/// Mutable state written by rules.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub tx: Collection,
+    pub persistent: Vec<(Var, String, Collection)>,
+    pub env: Collection,
+    pub geo: Collection,
+    pub matched_var: Option<(String, Vec<u8>)>,
+    pub matched_vars: Vec<(String, Vec<u8>)>,
+    pub removed_ids: Vec<seclang::IdRange>,
+    pub removed_tags: Vec<Arc<regex::bytes::Regex>>,
+    pub removed_msgs: Vec<Arc<regex::bytes::Regex>>,
+    pub removed_targets_by_id: Vec<(Vec<seclang::IdRange>, Exclusion)>,
+    pub removed_targets_by_tag: Vec<(Arc<regex::bytes::Regex>, Exclusion)>,
+    pub removed_targets_by_msg: Vec<(Arc<regex::bytes::Regex>, Exclusion)>,
+    pub highest_severity: Option<u8>,
+    pub session_id: Option<String>,
+    pub user_id: Option<String>,
+}
+
+/// One HTTP transaction.
+#[derive(Debug)]
+pub struct Transaction {
+    program: Arc<Program>,
+    store: Option<Arc<dyn CollectionStore>>,
+    pub(crate) data: Data,
+    pub(crate) memo: TransformMemo,
+    pub(crate) state: State,
+    pub(crate) captures: Captures,
+    pub(crate) matched: Vec<MatchedRule>,
+    mode: EngineMode,
+    intervention: Option<Intervention>,
+    allowed: Allowed,
+    request_body: Vec<u8>,
+    request_body_truncated: bool,
+    response_body: Vec<u8>,
+    body_processor: Option<String>,
+    request_body_access: Option<bool>,
+    response_body_access: Option<bool>,
+    request_body_limit: Option<u64>,
+    response_body_limit: Option<u64>,
+    audit_engine: Option<AuditEngine>,
+    audit_parts: Option<String>,
+    force_request_body_variable: bool,
+    pub(crate) xml: Option<body::xml::XmlDoc>,
+    unique_id: String,
+    started: Instant,
+    phases_done: u8,
+    uri: String,
+}
+
+impl Transaction {
+    /// A transaction over `program`, for a client connection.
+    pub fn new(program: Arc<Program>, conn: &Connection) -> Self {
+        Self::with_store(program, conn, None)
+    }
+
+    /// A transaction whose persistent collections live in `store`.
+    pub fn with_store(
+        program: Arc<Program>,
+        conn: &Connection,
+        store: Option<Arc<dyn CollectionStore>>,
+    ) -> Self {
+        let n = UNIQUE.fetch_add(1, Ordering::Relaxed);
+        let unique_id = format!("{:x}{:08x}", crate::collection::now_unix(), n);
+        let mode = program.config.rule_engine;
+        let mut t = Transaction {
+            program,
+            store,
+            data: Data::default(),
+            memo: TransformMemo::default(),
+            state: State::default(),
+            captures: Captures::default(),
+            matched: Vec::new(),
+            mode,
+            intervention: None,
+            allowed: Allowed::None,
+            request_body: Vec::new(),
+            request_body_truncated: false,
+            response_body: Vec::new(),
+            body_processor: None,
+            request_body_access: None,
+            response_body_access: None,
+            request_body_limit: None,
+            response_body_limit: None,
+            audit_engine: None,
+            audit_parts: None,
+            force_request_body_variable: false,
+            xml: None,
+            unique_id,
+            started: Instant::now(),
+            phases_done: 0,
+            uri: String::new(),
+        };
+        t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
+        t.data
+            .set(Var::RemotePort, conn.client_port.to_string().as_bytes());
+        t.data.set(Var::ServerAddr, conn.server_ip.as_bytes());
+        t.data
+            .set(Var::ServerPort, conn.server_port.to_string().as_bytes());
+        t.data.set(Var::UniqueId, t.unique_id.clone().as_bytes());
+        t.data.set(Var::UseragentIp, conn.client_ip.as_bytes());
+        t.data.set(
+            Var::WebAppId,
+            t.program.config.web_app_id.clone().as_bytes(),
+        );
+        t.data.set(Var::ModsecBuild, b"030014100");
+        t
+    }
+
+    /// The program this transaction runs.
+    pub fn program(&self) -> &Arc<Program> {
+        &self.program
+    }
+
+    /// The engine mode in effect (changed by `ctl:ruleEngine`).
+    pub fn mode(&self) -> EngineMode {
+        self.mode
+    }
+
+    /// The transaction's unique id.
+    pub fn unique_id(&self) -> &str {
+        &self.unique_id
+    }
+
+    /// The pending intervention, if any.
+    pub fn intervention(&self) -> Option<&Intervention> {
+        self.intervention.as_ref()
+    }
+
+    /// Rules that matched and are logged, in order.
+    pub fn matched_rules(&self) -> &[MatchedRule] {
+        &self.matched
+    }
+
+    /// The value of a TX variable (for tests and tools).
+    pub fn tx(&self, key: &str) -> Option<&[u8]> {
+        self.state.tx.get(key)
+    }
+
+    /// All TX variables.
+    pub fn tx_collection(&self) -> &Collection {
+        &self.state.tx
+    }
+
+    /// The request URI as given.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Sets the request line (before phase 1).
+    pub fn process_uri(&mut self, uri: &str, method: &str, http_version: &str) {
+        self.uri = uri.to_string();
+        let version = http_version.trim_start_matches("HTTP/");
+        let protocol = format!("HTTP/{version}");
+        let line = format!("{method} {uri} {protocol}");
+        self.data.set(Var::RequestLine, line.as_bytes());
+        self.data.set(Var::RequestMethod, method.as_bytes());
+        self.data.set(Var::RequestProtocol, protocol.as_bytes());
+        let decoded = uri_decode(uri.as_bytes());
+        let (path_decoded, _) = split_query(&decoded);
+        let (_, raw_query) = split_query(uri.as_bytes());
+        if let Some(q) = raw_query {
+            self.data.set(Var::QueryString, q);
+            let mut args = Vec::new();
+            body::urlencoded::parse_urlencoded(
+                q,
+                self.program.config.argument_separator,
+                &mut args,
+            );
+            self.add_args(&args, Var::ArgsGet, Var::ArgsGetNames);
+        } else {
+            self.data.set(Var::QueryString, b"");
+        }
+        self.data.set(Var::PathInfo, path_decoded);
+        self.data.set(Var::RequestFilename, path_decoded);
+        if let Some(pos) = path_decoded.iter().rposition(|&b| b == b'/' || b == b'\\') {
+            if pos + 1 < path_decoded.len() {
+                self.data
+                    .set(Var::RequestBasename, &path_decoded[pos + 1..]);
+            }
+        }
+        let parsed = strip_scheme_host(&decoded);
+        self.data.set(Var::RequestUri, parsed);
+        self.data.set(Var::RequestUriRaw, uri.as_bytes());
+    }
+
+    fn add_args(&mut self, args: &[Arg], var: Var, names: Var) {
+        for a in args {
+            self.data.push(var, &a.name, &a.value);
+            self.data.push(names, &a.name, &a.name);
+        }
+    }
+
+    /// Adds a request header (before phase 1).
+    pub fn add_request_header(&mut self, name: &[u8], value: &[u8]) {
+        self.data.push(Var::RequestHeaders, name, value);
+        self.data.push(Var::RequestHeadersNames, name, name);
+        if name.eq_ignore_ascii_case(b"cookie") {
+            let mut cookies = Vec::new();
+            body::cookies::parse_cookies(value, &mut cookies);
+            for c in &cookies {
+                self.data.push(Var::RequestCookies, &c.name, &c.value);
+                self.data.push(Var::RequestCookiesNames, &c.name, &c.name);
+            }
+        } else if name.eq_ignore_ascii_case(b"authorization") {
+            let kind = value.split(|&b| b == b' ').next().unwrap_or_default();
+            self.data.set(Var::AuthType, kind);
+        } else if name.eq_ignore_ascii_case(b"host") {
+            let host = value.split(|&b| b == b':').next().unwrap_or_default();
+            self.data.set(Var::ServerName, host);
+        } else if name.eq_ignore_ascii_case(b"content-type") {
+            let l = value.to_ascii_lowercase();
+            if l.starts_with(b"multipart/form-data") {
+                self.data.set(Var::ReqbodyProcessor, b"MULTIPART");
+            } else if l.starts_with(b"application/x-www-form-urlencoded") {
+                self.data.set(Var::ReqbodyProcessor, b"URLENCODED");
+            }
+        }
+    }
+
+    fn header(&self, var: Var, name: &[u8]) -> Option<&[u8]> {
+        self.data
+            .slots(var)
+            .iter()
+            .map(|&s| self.data.entry(s))
+            .find(|e| e.key.eq_ignore_ascii_case(name))
+            .map(|e| e.value.as_slice())
+    }
+
+    fn active(&self) -> bool {
+        self.mode != EngineMode::Off
+    }
+
+    /// Phase 1: evaluates the request-headers rules.
+    pub fn process_request_headers(&mut self) -> Option<&Intervention> {
+        self.run(1);
+        self.intervention.as_ref()
+    }
+
+    /// Feeds request body bytes (in order). Bytes beyond the limit are not kept.
+    pub fn append_request_body(&mut self, chunk: &[u8]) -> BodyStatus {
+        let limit = self
+            .request_body_limit
+            .unwrap_or(self.program.config.request_body_limit);
+        let current = self.request_body.len() as u64;
+        if limit > 0 && current + chunk.len() as u64 > limit {
+            self.data.set(Var::InboundDataError, b"1");
+            self.request_body_truncated = true;
+            let room = limit.saturating_sub(current) as usize;
+            self.request_body
+                .extend_from_slice(&chunk[..room.min(chunk.len())]);
+            return match self.program.config.request_body_limit_action {
+                LimitAction::ProcessPartial => BodyStatus::Partial,
+                LimitAction::Reject => {
+                    if self.mode == EngineMode::On {
+                        self.intervention.get_or_insert(Intervention::Deny {
+                            status: 413,
+                            rule_id: None,
+                        });
+                    }
+                    BodyStatus::Reject
+                }
+            };
+        }
+        self.request_body.extend_from_slice(chunk);
+        BodyStatus::Continue
+    }
+
+    /// Phase 2: parses the request body with its processor and evaluates the
+    /// request-body rules.
+    pub fn process_request_body(&mut self) -> Option<&Intervention> {
+        if !self.active() {
+            return self.intervention.as_ref();
+        }
+        if !self.data.has(Var::InboundDataError) {
+            self.data.set(Var::InboundDataError, b"0");
+        }
+        let access = self
+            .request_body_access
+            .unwrap_or(self.program.config.request_body_access);
+        if access {
+            self.parse_request_body();
+        }
+        self.run(2);
+        self.intervention.as_ref()
+    }
+
+    fn parse_request_body(&mut self) {
+        let body = std::mem::take(&mut self.request_body);
+        let processor = self.body_processor.clone().or_else(|| {
+            self.data
+                .first(Var::ReqbodyProcessor)
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+        });
+        let mut error: Option<String> = None;
+        match processor.as_deref() {
+            Some("URLENCODED") => {
+                let mut args = Vec::new();
+                body::urlencoded::parse_urlencoded(
+                    &body,
+                    self.program.config.argument_separator,
+                    &mut args,
+                );
+                self.add_args(&args, Var::ArgsPost, Var::ArgsPostNames);
+            }
+            Some("MULTIPART") => {
+                let ct = self
+                    .header(Var::RequestHeaders, b"content-type")
+                    .unwrap_or_default()
+                    .to_vec();
+                let limits = body::multipart::MultipartLimits::default();
+                let result = body::multipart::parse_multipart(&body, &ct, &limits);
+                self.apply_multipart(&result);
+                error = result
+                    .error
+                    .clone()
+                    .map(|e| format!("Multipart parsing error: {e}"));
+            }
+            Some("JSON") => {
+                let mut args = Vec::new();
+                let depth = self.program.config.json_depth_limit as usize;
+                let max = self.program.config.arguments_limit as usize;
+                if let Err(e) = body::json::parse_json(&body, depth, max, &mut args) {
+                    if !body.is_empty() {
+                        error = Some(format!("JSON parsing error: {e}"));
+                    }
+                }
+                self.add_args(&args, Var::ArgsPost, Var::ArgsPostNames);
+            }
+            Some("XML") => match body::xml::parse_xml(&body) {
+                Ok(doc) => self.xml = Some(doc),
+                Err(e) => error = Some(format!("XML parsing error: {e}")),
+            },
+            Some(other) if !other.is_empty() && self.body_processor.is_some() => {
+                error = Some(format!("Unknown request body processor: {other}"));
+            }
+            _ => {}
+        }
+        match &error {
+            Some(msg) => {
+                self.data.set(Var::ReqbodyError, b"1");
+                self.data.set(Var::ReqbodyProcessorError, b"1");
+                self.data.set(Var::ReqbodyErrorMsg, msg.as_bytes());
+                self.data.set(Var::ReqbodyProcessorErrorMsg, msg.as_bytes());
+            }
+            None => {
+                self.data.set(Var::ReqbodyError, b"0");
+                self.data.set(Var::ReqbodyProcessorError, b"0");
+            }
+        }
+        // FULL_REQUEST: headers and body, as ModSecurity composes it.
+        let mut full = Vec::new();
+        for &s in self.data.slots(Var::RequestHeaders) {
+            let e = self.data.entry(s);
+            full.extend_from_slice(&e.key);
+            full.extend_from_slice(b": ");
+            full.extend_from_slice(&e.value);
+            full.push(b'\n');
+        }
+        full.extend_from_slice(b"\n\n");
+        full.extend_from_slice(&body);
+        self.data
+            .set(Var::FullRequestLength, full.len().to_string().as_bytes());
+        self.data.set(Var::FullRequest, &full);
+        // REQUEST_BODY holds the raw body, except when the XML processor parsed it
+        // (as ModSecurity v2 and Coraza; libmodsecurity v3 also fills it then, which
+        // makes CRS match XML element names — see docs/ARCHITECTURE.md).
+        let xml = processor.as_deref() == Some("XML");
+        if (!body.is_empty() && !xml) || self.force_request_body_variable {
+            self.data.set(Var::RequestBody, &body);
+            self.data
+                .set(Var::RequestBodyLength, body.len().to_string().as_bytes());
+        }
+        self.request_body = body;
+    }
+
+    fn apply_multipart(&mut self, r: &body::multipart::MultipartResult) {
+        self.add_args(&r.args, Var::ArgsPost, Var::ArgsPostNames);
+        let mut combined = 0u64;
+        for f in &r.files {
+            self.data.push(Var::Files, &f.field_name, &f.filename);
+            self.data
+                .push(Var::FilesNames, &f.field_name, &f.field_name);
+            self.data.push(
+                Var::FilesSizes,
+                &f.field_name,
+                f.size.to_string().as_bytes(),
+            );
+            self.data
+                .push(Var::FilesTmpContent, &f.field_name, &f.content);
+            self.data.push(Var::FilesTmpNames, &f.field_name, b"");
+            combined += f.size;
+        }
+        self.data
+            .set(Var::FilesCombinedSize, combined.to_string().as_bytes());
+        for (name, line) in &r.part_headers {
+            self.data.push(Var::MultipartPartHeaders, name, line);
+        }
+        let flags = &r.flags;
+        let flag = |b: bool| if b { &b"1"[..] } else { &b"0"[..] };
+        self.data
+            .set(Var::MultipartBoundaryQuoted, flag(flags.boundary_quoted));
+        self.data.set(
+            Var::MultipartBoundaryWhitespace,
+            flag(flags.boundary_whitespace),
+        );
+        self.data
+            .set(Var::MultipartDataBefore, flag(flags.data_before));
+        self.data
+            .set(Var::MultipartDataAfter, flag(flags.data_after));
+        self.data
+            .set(Var::MultipartHeaderFolding, flag(flags.header_folding));
+        self.data.set(Var::MultipartLfLine, flag(flags.lf_line));
+        self.data
+            .set(Var::MultipartCrlfLfLines, flag(flags.crlf_lf_lines));
+        self.data.set(
+            Var::MultipartMissingSemicolon,
+            flag(flags.missing_semicolon),
+        );
+        self.data.set(
+            Var::MultipartSemicolonMissing,
+            flag(flags.missing_semicolon),
+        );
+        self.data
+            .set(Var::MultipartInvalidQuoting, flag(flags.invalid_quoting));
+        self.data
+            .set(Var::MultipartInvalidPart, flag(flags.invalid_part));
+        self.data.set(
+            Var::MultipartInvalidHeaderFolding,
+            flag(flags.invalid_header_folding),
+        );
+        self.data.set(
+            Var::MultipartFileLimitExceeded,
+            flag(flags.file_limit_exceeded),
+        );
+        self.data.set(
+            Var::MultipartUnmatchedBoundary,
+            flag(flags.unmatched_boundary),
+        );
+        self.data
+            .set(Var::MultipartStrictError, flag(r.strict_error()));
+        if let Some(f) = &r.filename {
+            self.data.set(Var::MultipartFilename, f);
+        }
+        if let Some(n) = &r.name {
+            self.data.set(Var::MultipartName, n);
+        }
+    }
+
+    /// Adds a response header (before phase 3).
+    pub fn add_response_header(&mut self, name: &[u8], value: &[u8]) {
+        self.data.push(Var::ResponseHeaders, name, value);
+        self.data.push(Var::ResponseHeadersNames, name, name);
+        if name.eq_ignore_ascii_case(b"content-type") {
+            let ct = value.split(|&b| b == b';').next().unwrap_or_default();
+            self.data.set(Var::ResponseContentType, ct);
+        }
+    }
+
+    /// Phase 3: evaluates the response-headers rules.
+    pub fn process_response_headers(
+        &mut self,
+        status: u16,
+        protocol: &str,
+    ) -> Option<&Intervention> {
+        self.data
+            .set(Var::ResponseStatus, status.to_string().as_bytes());
+        self.data.set(Var::Status, status.to_string().as_bytes());
+        self.data.set(Var::ResponseProtocol, protocol.as_bytes());
+        self.data
+            .set(Var::StatusLine, format!("{protocol} {status}").as_bytes());
+        self.run(3);
+        self.intervention.as_ref()
+    }
+
+    /// Whether the response body should be fed to the engine (access on and MIME type
+    /// listed).
+    pub fn wants_response_body(&self) -> bool {
+        let access = self
+            .response_body_access
+            .unwrap_or(self.program.config.response_body_access);
+        if !access || !self.active() {
+            return false;
+        }
+        let ct = self
+            .data
+            .first(Var::ResponseContentType)
+            .map(|c| String::from_utf8_lossy(c).trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        self.program.config.response_body_mime_types.contains(&ct)
+    }
+
+    /// Feeds response body bytes.
+    pub fn append_response_body(&mut self, chunk: &[u8]) -> BodyStatus {
+        if !self.wants_response_body() {
+            return BodyStatus::Continue;
+        }
+        let limit = self
+            .response_body_limit
+            .unwrap_or(self.program.config.response_body_limit);
+        let current = self.response_body.len() as u64;
+        if limit > 0 && current + chunk.len() as u64 > limit {
+            self.data.set(Var::OutboundDataError, b"1");
+            let room = limit.saturating_sub(current) as usize;
+            self.response_body
+                .extend_from_slice(&chunk[..room.min(chunk.len())]);
+            return match self.program.config.response_body_limit_action {
+                LimitAction::ProcessPartial => BodyStatus::Partial,
+                LimitAction::Reject => BodyStatus::Reject,
+            };
+        }
+        self.response_body.extend_from_slice(chunk);
+        BodyStatus::Continue
+    }
+
+    /// Phase 4: evaluates the response-body rules.
+    pub fn process_response_body(&mut self) -> Option<&Intervention> {
+        if self.wants_response_body() {
+            if !self.data.has(Var::OutboundDataError) {
+                self.data.set(Var::OutboundDataError, b"0");
+            }
+            let body = std::mem::take(&mut self.response_body);
+            self.data.set(Var::ResponseBody, &body);
+            self.data.set(
+                Var::ResponseContentLength,
+                body.len().to_string().as_bytes(),
+            );
+            self.response_body = body;
+        }
+        self.run(4);
+        self.intervention.as_ref()
+    }
+
+    /// Phase 5: evaluates the logging rules and stores persistent collections.
+    pub fn process_logging(&mut self) {
+        self.run(5);
+        if let Some(store) = &self.store {
+            let ttl = self.program.config.collection_timeout;
+            for (var, key, record) in &self.state.persistent {
+                store.store(&var.name().to_ascii_lowercase(), key, record, ttl);
+            }
+        }
+    }
+
+    /// Whether this transaction should be written to the audit log
+    /// (`SecAuditEngine`, `ctl:auditEngine`, relevant status).
+    pub fn audit_relevant(&self) -> bool {
+        match self
+            .audit_engine
+            .unwrap_or(self.program.config.audit_engine)
+        {
+            AuditEngine::On => true,
+            AuditEngine::Off => false,
+            AuditEngine::RelevantOnly => {
+                let status_relevant = match (
+                    &self.program.config.audit_log_relevant_status,
+                    self.data.first(Var::ResponseStatus),
+                ) {
+                    (Some(re), Some(status)) => regex::bytes::Regex::new(re)
+                        .map(|r| r.is_match(status))
+                        .unwrap_or(false),
+                    _ => false,
+                };
+                status_relevant || !self.matched.is_empty()
+            }
+        }
+    }
+
+    /// The audit log parts in effect.
+    pub fn audit_parts(&self) -> &str {
+        self.audit_parts
+            .as_deref()
+            .unwrap_or(&self.program.config.audit_log_parts)
+    }
+
+    /// Time since the transaction started, in microseconds.
+    pub fn duration_us(&self) -> u64 {
+        self.started.elapsed().as_micros() as u64
+    }
+
+    /// Which phases have run (bit i = phase i+1).
+    pub fn phases_done(&self) -> u8 {
+        self.phases_done
+    }
+}
+
+/// `%XX` decoding as ModSecurity applies to the URI (no `+` conversion; invalid
+/// sequences kept).
+pub fn uri_decode(input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut i = 0;
+    while i < input.len() {
+        if input[i] == b'%' && i + 2 < input.len() {
+            let (h, l) = (input[i + 1], input[i + 2]);
+            if let (Some(h), Some(l)) = (hex(h), hex(l)) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(input[i]);
+        i += 1;
+    }
+    out
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+fn split_query(uri: &[u8]) -> (&[u8], Option<&[u8]>) {
+    match uri.iter().position(|&b| b == b'?') {
+        Some(p) => (&uri[..p], Some(&uri[p + 1..])),
+        None => (uri, None),
+    }
+}
+
+/// `http://host/path` -> `/path` (as ModSecurity does for REQUEST_URI).
+fn strip_scheme_host(uri: &[u8]) -> &[u8] {
+    if uri.first() == Some(&b'/') || uri.is_empty() {
+        return uri;
+    }
+    let Some(colon) = uri.iter().position(|&b| b == b':') else {
+        return uri;
+    };
+    if uri.get(colon + 1..colon + 3) != Some(b"//") {
+        return uri;
+    }
+    match uri[colon + 3..].iter().position(|&b| b == b'/') {
+        Some(p) => &uri[colon + 3 + p..],
+        None => uri,
+    }
+}

@@ -1,0 +1,517 @@
+//! Running a phase: the rule loop (skips, markers, removals, `allow`), rule and chain
+//! evaluation with ModSecurity v3's order of effects, and the actions.
+//!
+//! Per matched value (as v3): captures fill TX:0-9, MATCHED_VAR(S) are updated and
+//! `setvar`s run. When a whole chain has matched: the other non-disruptive actions of
+//! each link run (last link first), then the starter is logged and its disruptive
+//! action applied (only when the engine is On). A rule that does not match clears
+//! MATCHED_VAR(S).
+
+use super::data::Entry;
+use super::resolve::{Candidate, Src};
+use super::{Allowed, Intervention, Transaction};
+use crate::audit::MatchedRule;
+use crate::collection::{now_unix, Collection};
+use crate::operator::{self, OperatorEnv};
+use crate::rule::{AllowScope, CompiledOp, CtlAction, Disruptive, Rule, RuleIdx, Step};
+use crate::variable::Var;
+use crate::EngineMode;
+use seclang::SetVarOp;
+
+impl Transaction {
+    /// Runs phase `phase` (1-5).
+    pub(crate) fn run(&mut self, phase: u8) {
+        self.phases_done |= 1 << (phase - 1);
+        if self.mode == EngineMode::Off {
+            return;
+        }
+        if phase < 5 && self.intervention.is_some() {
+            return;
+        }
+        match self.allowed {
+            Allowed::All if phase < 5 => return,
+            Allowed::Request if phase <= 2 => return,
+            _ => {}
+        }
+        let program = std::sync::Arc::clone(&self.program);
+        let steps = &program.phases[(phase - 1) as usize];
+        let mut i = 0;
+        let mut skip = 0u32;
+        while i < steps.len() {
+            let Step::Rule(idx) = steps[i] else {
+                i += 1;
+                continue;
+            };
+            if skip > 0 {
+                skip -= 1;
+                i += 1;
+                continue;
+            }
+            let rule = &program.rules[idx as usize];
+            if self.rule_removed(rule) {
+                i += 1;
+                continue;
+            }
+            let matched = self.eval_chain(&program, idx);
+            if matched {
+                if self.intervention.is_some() && phase < 5 {
+                    return;
+                }
+                match self.allowed {
+                    Allowed::Phase(p) if p == phase => {
+                        self.allowed = Allowed::None;
+                        return;
+                    }
+                    Allowed::All if phase < 5 => return,
+                    Allowed::Request if phase <= 2 => return,
+                    _ => {}
+                }
+                if let Some(target) = rule.skip_after {
+                    i = target;
+                    continue;
+                }
+                skip = rule.skip;
+            }
+            i += 1;
+        }
+    }
+
+    fn rule_removed(&self, rule: &Rule) -> bool {
+        let id = rule.id;
+        if self.state.removed_ids.iter().any(|r| r.contains(id)) {
+            return true;
+        }
+        if !self.state.removed_tags.is_empty()
+            && rule.meta.tags.iter().any(|t| {
+                self.state
+                    .removed_tags
+                    .iter()
+                    .any(|r| r.is_match(t.as_bytes()))
+            })
+        {
+            return true;
+        }
+        if !self.state.removed_msgs.is_empty() {
+            if let Some(m) = &rule.meta.msg {
+                let msg = self.expand_string(m, Some(rule));
+                if self
+                    .state
+                    .removed_msgs
+                    .iter()
+                    .any(|r| r.is_match(msg.as_bytes()))
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Evaluates a chain starting at `idx`; returns whether every link matched.
+    fn eval_chain(&mut self, program: &crate::Program, idx: RuleIdx) -> bool {
+        let rule = &program.rules[idx as usize];
+        if !self.eval_rule(program, rule) {
+            self.state.matched_var = None;
+            self.state.matched_vars.clear();
+            return false;
+        }
+        if let Some(next) = rule.chain_next {
+            if !self.eval_chain(program, next) {
+                return false;
+            }
+        }
+        self.after_full_match(program, rule);
+        true
+    }
+
+    /// Evaluates one rule's targets with its operator; runs per-match effects.
+    fn eval_rule(&mut self, program: &crate::Program, rule: &Rule) -> bool {
+        if rule.unconditional {
+            self.run_setvars(rule);
+            return true;
+        }
+        // Resolve candidates.
+        let mut scratch: Vec<Entry> = Vec::new();
+        let mut cands: Vec<Candidate> = Vec::new();
+        for spec in &rule.targets {
+            let start = cands.len();
+            self.collect(spec, rule, &mut scratch, &mut cands);
+            if !spec.count {
+                let mut k = start;
+                while k < cands.len() {
+                    let key = self.entry_of(&cands[k], &scratch).key.clone();
+                    if self.excluded(rule, cands[k].var, &key) {
+                        cands.remove(k);
+                    } else {
+                        k += 1;
+                    }
+                }
+            }
+        }
+        // A dynamic operator is built once per evaluation.
+        let dynamic;
+        let op: &dyn operator::Operator = match &rule.operator.op {
+            CompiledOp::Static(op) => op.as_ref(),
+            CompiledOp::Dynamic(m) => {
+                let arg = self.expand_string(m, Some(rule));
+                let env = OperatorEnv {
+                    match_limit: program.config.pcre_match_limit,
+                    ..OperatorEnv::default()
+                };
+                match operator::build(rule.operator.name, &arg, &env) {
+                    Ok(op) => {
+                        dynamic = op;
+                        dynamic.as_ref()
+                    }
+                    Err(_) => return false,
+                }
+            }
+        };
+        let mut matched_any = false;
+        let mut buf = Vec::new();
+        for c in &cands {
+            let name = self.display_name(c, &scratch);
+            let mut values: Vec<Vec<u8>> = Vec::new();
+            if rule.multi_match {
+                let base = self.entry_of(c, &scratch).value.clone();
+                values.push(base.clone());
+                let mut cur = base;
+                for t in program.chains.transformations(rule.transforms) {
+                    let mut out = Vec::new();
+                    if t.apply(&cur, &mut out) {
+                        cur = out;
+                        values.push(cur.clone());
+                    }
+                }
+            } else {
+                match c.src {
+                    Src::Slot(slot) if !c.count => {
+                        let base = &self.data.entry(slot).value;
+                        self.memo
+                            .compute(&program.chains, slot, rule.transforms, base);
+                        let v = self.memo.get(
+                            &program.chains,
+                            slot,
+                            rule.transforms,
+                            &self.data.entry(slot).value,
+                        );
+                        buf.clear();
+                        buf.extend_from_slice(v);
+                    }
+                    _ => {
+                        let base = self.entry_of(c, &scratch).value.clone();
+                        super::memo::apply_chain(&program.chains, rule.transforms, &base, &mut buf);
+                    }
+                }
+                values.push(std::mem::take(&mut buf));
+            }
+            for value in values {
+                let want_captures = rule.capture;
+                if want_captures {
+                    self.captures.clear();
+                }
+                let hit = if want_captures {
+                    op.evaluate(&value, Some(&mut self.captures))
+                } else {
+                    op.evaluate(&value, None)
+                };
+                if hit != rule.operator.negated {
+                    matched_any = true;
+                    if want_captures && hit && !self.captures.is_empty() {
+                        for i in 0..10 {
+                            match self.captures.get(i) {
+                                Some(g) => self.state.tx.set(&i.to_string(), g.to_vec()),
+                                None => self.state.tx.remove(&i.to_string()),
+                            }
+                        }
+                    }
+                    self.state.matched_var = Some((name.clone(), value.clone()));
+                    self.state.matched_vars.push((name.clone(), value.clone()));
+                    self.run_setvars(rule);
+                }
+            }
+        }
+        matched_any
+    }
+
+    fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
+        if rule.exclusions.iter().any(|e| e.excludes(var, key)) {
+            return true;
+        }
+        let id = rule.chain_id;
+        if self
+            .state
+            .removed_targets_by_id
+            .iter()
+            .any(|(ids, e)| ids.iter().any(|r| r.contains(id)) && e.excludes(var, key))
+        {
+            return true;
+        }
+        if self.state.removed_targets_by_tag.iter().any(|(re, e)| {
+            rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes())) && e.excludes(var, key)
+        }) {
+            return true;
+        }
+        false
+    }
+
+    fn collection_mut(&mut self, var: Var) -> Option<&mut Collection> {
+        match var {
+            Var::Tx => Some(&mut self.state.tx),
+            _ => self
+                .state
+                .persistent
+                .iter_mut()
+                .find(|(v, _, _)| *v == var)
+                .map(|(_, _, c)| c),
+        }
+    }
+
+    fn run_setvars(&mut self, rule: &Rule) {
+        for sv in &rule.setvars {
+            let key = self.expand_string(&sv.key, Some(rule)).to_ascii_lowercase();
+            let mut value = Vec::new();
+            self.expand(&sv.value, Some(rule), &mut value);
+            let current = self
+                .collection_mut(sv.collection)
+                .and_then(|c| c.get(&key).map(<[u8]>::to_vec));
+            let Some(col) = self.collection_mut(sv.collection) else {
+                continue;
+            };
+            match sv.op {
+                SetVarOp::Set => col.set(&key, value),
+                SetVarOp::Flag => col.set(&key, b"1".to_vec()),
+                SetVarOp::Unset => col.remove(&key),
+                SetVarOp::Add | SetVarOp::Sub => {
+                    let a = parse_int(current.as_deref().unwrap_or(b"0"));
+                    let b = parse_int(&value);
+                    let r = if sv.op == SetVarOp::Add {
+                        a.saturating_add(b)
+                    } else {
+                        a.saturating_sub(b)
+                    };
+                    col.set(&key, r.to_string().into_bytes());
+                }
+            }
+        }
+    }
+
+    /// Effects after the whole chain matched, for one link (`rule`).
+    fn after_full_match(&mut self, program: &crate::Program, rule: &Rule) {
+        for ctl in &rule.ctls {
+            self.apply_ctl(ctl);
+        }
+        for (var, key) in &rule.initcols {
+            let k = self.expand_string(key, Some(rule));
+            self.init_collection(*var, &k);
+        }
+        if let Some(s) = &rule.setsid {
+            let k = self.expand_string(s, Some(rule));
+            self.state.session_id = Some(k.clone());
+            self.init_collection(Var::Session, &k);
+        }
+        if let Some(u) = &rule.setuid {
+            let k = self.expand_string(u, Some(rule));
+            self.state.user_id = Some(k.clone());
+            self.init_collection(Var::User, &k);
+        }
+        for (k, v) in &rule.setenvs {
+            let k = self.expand_string(k, Some(rule));
+            let mut val = Vec::new();
+            self.expand(v, Some(rule), &mut val);
+            self.state.env.set(&k, val);
+        }
+        for (var, key, secs) in &rule.expirevars {
+            let k = self.expand_string(key, Some(rule)).to_ascii_lowercase();
+            let s = parse_int(self.expand_string(secs, Some(rule)).as_bytes()).max(0) as u64;
+            if let Some(c) = self.collection_mut(*var) {
+                c.expire(&k, now_unix() + s);
+            }
+        }
+        if rule.id == 0 {
+            return; // chain link: logging and disruption belong to the starter
+        }
+        if let Some(sev) = rule.meta.severity {
+            self.state.highest_severity =
+                Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
+        }
+        let disruptive_applies = self.mode == EngineMode::On && rule.disruptive != Disruptive::Pass;
+        if rule.log {
+            let (mvn, mv) = self
+                .state
+                .matched_var
+                .clone()
+                .map(|(n, v)| (n, String::from_utf8_lossy(&v).into_owned()))
+                .unwrap_or_default();
+            let record = MatchedRule {
+                id: rule.id,
+                phase: rule.phase,
+                msg: rule
+                    .meta
+                    .msg
+                    .as_ref()
+                    .map(|m| self.expand_string(m, Some(rule)))
+                    .unwrap_or_default(),
+                data: rule
+                    .meta
+                    .logdata
+                    .as_ref()
+                    .map(|m| self.expand_string(m, Some(rule)))
+                    .unwrap_or_default(),
+                severity: rule.meta.severity,
+                tags: rule.meta.tags.clone(),
+                rev: rule.meta.rev.clone().unwrap_or_default(),
+                ver: rule.meta.ver.clone().unwrap_or_default(),
+                maturity: rule.meta.maturity.clone().unwrap_or_default(),
+                accuracy: rule.meta.accuracy.clone().unwrap_or_default(),
+                file: rule.file.clone(),
+                line: rule.line,
+                matched_var_name: mvn,
+                matched_var: mv,
+                operator: format!(
+                    "{}@{} {}",
+                    if rule.operator.negated { "!" } else { "" },
+                    rule.operator.name,
+                    rule.operator.argument
+                ),
+                disruptive: disruptive_applies,
+            };
+            self.matched.push(record);
+        }
+        if !disruptive_applies {
+            return;
+        }
+        let _ = program;
+        match &rule.disruptive {
+            Disruptive::Pass => {}
+            Disruptive::Deny => {
+                self.intervention = Some(Intervention::Deny {
+                    status: rule.status.unwrap_or(403),
+                    rule_id: Some(rule.id),
+                });
+            }
+            Disruptive::Drop => {
+                self.intervention = Some(Intervention::Drop {
+                    rule_id: Some(rule.id),
+                });
+            }
+            Disruptive::Redirect(url) => {
+                let status = rule
+                    .status
+                    .filter(|s| matches!(s, 301 | 302 | 303 | 307))
+                    .unwrap_or(302);
+                self.intervention = Some(Intervention::Redirect {
+                    status,
+                    location: self.expand_string(url, Some(rule)),
+                    rule_id: Some(rule.id),
+                });
+            }
+            Disruptive::Allow(scope) => {
+                self.allowed = match scope {
+                    AllowScope::All => Allowed::All,
+                    AllowScope::Request => Allowed::Request,
+                    AllowScope::Phase => Allowed::Phase(rule.phase),
+                };
+            }
+        }
+    }
+
+    fn init_collection(&mut self, var: Var, key: &str) {
+        if self.state.persistent.iter().any(|(v, _, _)| *v == var) {
+            return;
+        }
+        let name = var.name().to_ascii_lowercase();
+        let record = self
+            .store
+            .as_ref()
+            .map(|s| s.load(&name, key))
+            .unwrap_or_default();
+        self.state.persistent.push((var, key.to_string(), record));
+    }
+
+    fn apply_ctl(&mut self, ctl: &CtlAction) {
+        match ctl {
+            CtlAction::RuleEngine(m) => self.mode = *m,
+            CtlAction::RemoveById(ids) => self.state.removed_ids.extend(ids.iter().copied()),
+            CtlAction::RemoveByTag(re) => self.state.removed_tags.push(re.clone()),
+            CtlAction::RemoveByMsg(re) => self.state.removed_msgs.push(re.clone()),
+            CtlAction::RemoveTargetById(ids, ex) => {
+                for e in ex {
+                    self.state
+                        .removed_targets_by_id
+                        .push((ids.clone(), e.clone()));
+                }
+            }
+            CtlAction::RemoveTargetByTag(re, ex) => {
+                for e in ex {
+                    self.state
+                        .removed_targets_by_tag
+                        .push((re.clone(), e.clone()));
+                }
+            }
+            CtlAction::RemoveTargetByMsg(re, ex) => {
+                for e in ex {
+                    self.state
+                        .removed_targets_by_msg
+                        .push((re.clone(), e.clone()));
+                }
+            }
+            CtlAction::RequestBodyProcessor(p) => {
+                self.data.set(Var::ReqbodyProcessor, p.as_bytes());
+                self.body_processor = Some(p.clone());
+            }
+            CtlAction::RequestBodyAccess(b) => self.request_body_access = Some(*b),
+            CtlAction::ResponseBodyAccess(b) => self.response_body_access = Some(*b),
+            CtlAction::RequestBodyLimit(n) => self.request_body_limit = Some(*n),
+            CtlAction::ResponseBodyLimit(n) => self.response_body_limit = Some(*n),
+            CtlAction::AuditEngine(a) => self.audit_engine = Some(*a),
+            CtlAction::AuditLogParts(p) => {
+                let base = self.audit_parts().to_string();
+                self.audit_parts = Some(merge_parts(&base, p));
+            }
+            CtlAction::ForceRequestBodyVariable(b) => self.force_request_body_variable = *b,
+            CtlAction::Other(..) => {}
+        }
+    }
+}
+
+/// `auditLogParts=+E` adds parts, `-E` removes them, otherwise replaces.
+fn merge_parts(base: &str, change: &str) -> String {
+    if let Some(add) = change.strip_prefix('+') {
+        let mut s = base.to_string();
+        for c in add.chars() {
+            if !s.contains(c) {
+                s.push(c);
+            }
+        }
+        s
+    } else if let Some(del) = change.strip_prefix('-') {
+        base.chars().filter(|c| !del.contains(*c)).collect()
+    } else {
+        change.to_string()
+    }
+}
+
+/// Integer parsing as ModSecurity does for setvar and numeric operators: optional
+/// blanks and sign, then digits up to the first other character; none gives 0.
+pub(crate) fn parse_int(s: &[u8]) -> i64 {
+    let mut i = 0;
+    while i < s.len() && s[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let mut neg = false;
+    if i < s.len() && (s[i] == b'-' || s[i] == b'+') {
+        neg = s[i] == b'-';
+        i += 1;
+    }
+    let mut n: i64 = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        n = n.saturating_mul(10).saturating_add(i64::from(s[i] - b'0'));
+        i += 1;
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
+}

@@ -1,0 +1,397 @@
+//! Resolving targets to values and expanding macros.
+
+use std::borrow::Cow;
+
+use super::data::Entry;
+use super::Transaction;
+use crate::collection::{now_unix, Collection};
+use crate::macros::MacroString;
+use crate::rule::{KeySel, Rule, TargetSpec};
+use crate::variable::Var;
+
+/// Where a candidate value lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Src {
+    /// In the arena: memoisable.
+    Slot(u32),
+    /// In the per-rule scratch list (state-derived values, counts).
+    Scratch(usize),
+}
+
+/// A value a rule inspects.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate {
+    /// The variable it came from (as named in the rule).
+    pub var: Var,
+    /// Whether it is a count (`&VAR`).
+    pub count: bool,
+    /// Where the key and value are.
+    pub src: Src,
+}
+
+impl Transaction {
+    /// The key and value of a candidate.
+    pub(crate) fn entry_of<'a>(&'a self, c: &Candidate, scratch: &'a [Entry]) -> &'a Entry {
+        match c.src {
+            Src::Slot(s) => self.data.entry(s),
+            Src::Scratch(i) => &scratch[i],
+        }
+    }
+
+    /// `ARGS:foo`, `REQUEST_URI`, `&ARGS`.
+    pub(crate) fn display_name(&self, c: &Candidate, scratch: &[Entry]) -> String {
+        let e = self.entry_of(c, scratch);
+        let mut s = String::new();
+        if c.count {
+            s.push('&');
+        }
+        s.push_str(c.var.name());
+        if !e.key.is_empty() && !c.count {
+            s.push(':');
+            s.push_str(&String::from_utf8_lossy(&e.key));
+        }
+        s
+    }
+
+    fn push_slots(&self, var: Var, list: Var, sel: &KeySel, out: &mut Vec<Candidate>) {
+        for &slot in self.data.slots(list) {
+            if sel.selects(&self.data.entry(slot).key) {
+                out.push(Candidate {
+                    var,
+                    count: false,
+                    src: Src::Slot(slot),
+                });
+            }
+        }
+    }
+
+    fn push_collection(
+        var: Var,
+        c: &Collection,
+        sel: &KeySel,
+        scratch: &mut Vec<Entry>,
+        out: &mut Vec<Candidate>,
+    ) {
+        for (k, v) in c.iter() {
+            if sel.selects(k.as_bytes()) {
+                scratch.push(Entry {
+                    key: k.as_bytes().to_vec(),
+                    value: v.to_vec(),
+                });
+                out.push(Candidate {
+                    var,
+                    count: false,
+                    src: Src::Scratch(scratch.len() - 1),
+                });
+            }
+        }
+    }
+
+    fn push_scalar(var: Var, value: Vec<u8>, scratch: &mut Vec<Entry>, out: &mut Vec<Candidate>) {
+        scratch.push(Entry {
+            key: Vec::new(),
+            value,
+        });
+        out.push(Candidate {
+            var,
+            count: false,
+            src: Src::Scratch(scratch.len() - 1),
+        });
+    }
+
+    pub(crate) fn persistent(&self, var: Var) -> Option<&Collection> {
+        self.state
+            .persistent
+            .iter()
+            .find(|(v, _, _)| *v == var)
+            .map(|(_, _, c)| c)
+    }
+
+    /// Appends the values `spec` selects (before exclusions).
+    pub(crate) fn collect(
+        &self,
+        spec: &TargetSpec,
+        rule: &Rule,
+        scratch: &mut Vec<Entry>,
+        out: &mut Vec<Candidate>,
+    ) {
+        let start = out.len();
+        let var = spec.var;
+        let sel = &spec.sel;
+        match var {
+            Var::Args => {
+                self.push_slots(var, Var::ArgsGet, sel, out);
+                self.push_slots(var, Var::ArgsPost, sel, out);
+            }
+            Var::ArgsNames => {
+                self.push_slots(var, Var::ArgsGetNames, sel, out);
+                self.push_slots(var, Var::ArgsPostNames, sel, out);
+            }
+            Var::Tx => Self::push_collection(var, &self.state.tx, sel, scratch, out),
+            Var::Env => Self::push_collection(var, &self.state.env, sel, scratch, out),
+            Var::Geo => Self::push_collection(var, &self.state.geo, sel, scratch, out),
+            Var::Ip | Var::Global | Var::Session | Var::User | Var::Resource => {
+                if let Some(c) = self.persistent(var) {
+                    Self::push_collection(var, c, sel, scratch, out);
+                }
+            }
+            Var::MatchedVars | Var::MatchedVarsNames => {
+                for (name, value) in &self.state.matched_vars {
+                    let key = name.split_once(':').map_or(name.as_str(), |(_, k)| k);
+                    if sel.selects(key.as_bytes()) {
+                        let v = if var == Var::MatchedVars {
+                            value.clone()
+                        } else {
+                            name.as_bytes().to_vec()
+                        };
+                        scratch.push(Entry {
+                            key: key.as_bytes().to_vec(),
+                            value: v,
+                        });
+                        out.push(Candidate {
+                            var,
+                            count: false,
+                            src: Src::Scratch(scratch.len() - 1),
+                        });
+                    }
+                }
+            }
+            Var::Rule => {
+                let mut c = Collection::default();
+                self.rule_collection(rule, &mut c);
+                Self::push_collection(var, &c, sel, scratch, out);
+            }
+            Var::Xml => {
+                if let (Some(doc), KeySel::XPath(xpath)) = (&self.xml, sel) {
+                    let mut values = Vec::new();
+                    if doc.select(xpath, &mut values).is_ok() {
+                        for v in values {
+                            Self::push_scalar(var, v, scratch, out);
+                        }
+                    }
+                } else if let (Some(doc), KeySel::All) = (&self.xml, sel) {
+                    let mut values = Vec::new();
+                    if doc.select("/*", &mut values).is_ok() {
+                        for v in values {
+                            Self::push_scalar(var, v, scratch, out);
+                        }
+                    }
+                }
+            }
+            _ => {
+                if let Some(v) = self.dynamic_scalar(var) {
+                    Self::push_scalar(var, v.into_owned(), scratch, out);
+                } else if is_scalar(var) && !self.data.has(var) {
+                    // As libmodsecurity v3's anchored variables: a single-valued
+                    // variable that was never set still yields one empty value.
+                    Self::push_scalar(var, Vec::new(), scratch, out);
+                } else {
+                    self.push_slots(var, var, sel, out);
+                }
+            }
+        }
+        if spec.count {
+            let n = out.len() - start;
+            out.truncate(start);
+            scratch.push(Entry {
+                key: Vec::new(),
+                value: n.to_string().into_bytes(),
+            });
+            out.push(Candidate {
+                var,
+                count: true,
+                src: Src::Scratch(scratch.len() - 1),
+            });
+        }
+    }
+
+    fn rule_collection(&self, rule: &Rule, c: &mut Collection) {
+        c.set("id", rule.chain_id.to_string().into_bytes());
+        if let Some(s) = rule.meta.severity {
+            c.set("severity", s.to_string().into_bytes());
+        }
+        if let Some(r) = &rule.meta.rev {
+            c.set("rev", r.as_bytes().to_vec());
+        }
+        if let Some(v) = &rule.meta.ver {
+            c.set("ver", v.as_bytes().to_vec());
+        }
+        if let Some(m) = &rule.meta.maturity {
+            c.set("maturity", m.as_bytes().to_vec());
+        }
+        if let Some(a) = &rule.meta.accuracy {
+            c.set("accuracy", a.as_bytes().to_vec());
+        }
+        c.set("phase", rule.phase.to_string().into_bytes());
+        let mut buf = Vec::new();
+        if let Some(m) = &rule.meta.msg {
+            self.expand(m, None, &mut buf);
+            c.set("msg", buf.clone());
+        }
+        if let Some(l) = &rule.meta.logdata {
+            self.expand(l, None, &mut buf);
+            c.set("logdata", buf.clone());
+        }
+    }
+
+    /// Values computed from state rather than stored.
+    fn dynamic_scalar(&self, var: Var) -> Option<Cow<'_, [u8]>> {
+        let owned = |s: String| Some(Cow::Owned(s.into_bytes()));
+        match var {
+            Var::MatchedVar => Some(Cow::Borrowed(
+                self.state
+                    .matched_var
+                    .as_ref()
+                    .map_or(&b""[..], |(_, v)| v.as_slice()),
+            )),
+            Var::MatchedVarName => Some(Cow::Borrowed(
+                self.state
+                    .matched_var
+                    .as_ref()
+                    .map_or(&b""[..], |(n, _)| n.as_bytes()),
+            )),
+            Var::HighestSeverity => owned(
+                self.state
+                    .highest_severity
+                    .map_or(255, u32::from)
+                    .to_string(),
+            ),
+            Var::Duration => owned(self.duration_us().to_string()),
+            Var::ArgsCombinedSize => {
+                let mut n = 0usize;
+                for list in [Var::ArgsGet, Var::ArgsPost] {
+                    for &s in self.data.slots(list) {
+                        let e = self.data.entry(s);
+                        n += e.key.len() + e.value.len();
+                    }
+                }
+                owned(n.to_string())
+            }
+            Var::SessionId => self.state.session_id.clone().and_then(owned),
+            Var::UserId => self.state.user_id.clone().and_then(owned),
+            Var::UrlencodedError | Var::MscPcreLimitsExceeded if !self.data.has(var) => {
+                owned("0".into())
+            }
+            Var::Time
+            | Var::TimeDay
+            | Var::TimeEpoch
+            | Var::TimeHour
+            | Var::TimeMin
+            | Var::TimeMon
+            | Var::TimeSec
+            | Var::TimeWday
+            | Var::TimeYear => owned(time_value(var)),
+            _ => None,
+        }
+    }
+
+    /// The first value of `var` (with `key` for collections), for macros.
+    pub(crate) fn first_value(
+        &self,
+        var: Var,
+        key: Option<&str>,
+        rule: Option<&Rule>,
+        out: &mut Vec<u8>,
+    ) {
+        let coll = |c: &Collection, out: &mut Vec<u8>| {
+            if let Some(v) = key.and_then(|k| c.get(k)) {
+                out.extend_from_slice(v);
+            }
+        };
+        match var {
+            Var::Tx => coll(&self.state.tx, out),
+            Var::Env => coll(&self.state.env, out),
+            Var::Geo => coll(&self.state.geo, out),
+            Var::Ip | Var::Global | Var::Session | Var::User | Var::Resource => {
+                if let Some(c) = self.persistent(var) {
+                    coll(c, out);
+                }
+            }
+            Var::Rule => {
+                if let Some(r) = rule {
+                    let mut c = Collection::default();
+                    self.rule_collection(r, &mut c);
+                    coll(&c, out);
+                }
+            }
+            Var::Args | Var::ArgsNames => {
+                let lists = if var == Var::Args {
+                    [Var::ArgsGet, Var::ArgsPost]
+                } else {
+                    [Var::ArgsGetNames, Var::ArgsPostNames]
+                };
+                for list in lists {
+                    if let Some(v) = self.keyed(list, key) {
+                        out.extend_from_slice(v);
+                        return;
+                    }
+                }
+            }
+            _ => {
+                if let Some(v) = self.dynamic_scalar(var) {
+                    out.extend_from_slice(&v);
+                } else if let Some(v) = self.keyed(var, key) {
+                    out.extend_from_slice(v);
+                }
+            }
+        }
+    }
+
+    fn keyed(&self, var: Var, key: Option<&str>) -> Option<&[u8]> {
+        self.data
+            .slots(var)
+            .iter()
+            .map(|&s| self.data.entry(s))
+            .find(|e| key.is_none_or(|k| e.key.eq_ignore_ascii_case(k.as_bytes())))
+            .map(|e| e.value.as_slice())
+    }
+
+    /// Expands a macro string into `out`.
+    pub(crate) fn expand(&self, m: &MacroString, rule: Option<&Rule>, out: &mut Vec<u8>) {
+        m.expand_into(out, |var, key, out| self.first_value(var, key, rule, out));
+    }
+
+    /// Expands a macro string to a `String` (lossy).
+    pub(crate) fn expand_string(&self, m: &MacroString, rule: Option<&Rule>) -> String {
+        let mut buf = Vec::new();
+        self.expand(m, rule, &mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+}
+
+fn time_value(var: Var) -> String {
+    let secs = now_unix();
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    let wday = (days + 4) % 7;
+    match var {
+        Var::TimeEpoch => secs.to_string(),
+        Var::TimeSec => format!("{s:02}"),
+        Var::TimeMin => format!("{m:02}"),
+        Var::TimeHour => format!("{h:02}"),
+        Var::TimeDay => format!("{d:02}"),
+        Var::TimeMon => format!("{:02}", mo - 1),
+        Var::TimeYear => y.to_string(),
+        Var::TimeWday => wday.to_string(),
+        _ => format!("{y}{mo:02}{d:02}{h:02}{m:02}{s:02}"),
+    }
+}
+
+/// Whether a variable is single-valued (per the SecLang name table).
+fn is_scalar(var: Var) -> bool {
+    seclang::names::VARIABLES
+        .iter()
+        .find(|(n, _)| *n == var.name())
+        .is_some_and(|(_, shape)| *shape == seclang::names::VariableShape::Scalar)
+}
