@@ -29,7 +29,6 @@ use crate::EngineMode;
 /// A rule as written, with its chain links, before compilation.
 struct Pending {
     links: Vec<(seclang::Rule, Span)>,
-    defaults: Arc<[Vec<Action>; 6]>,
     removed: bool,
 }
 
@@ -87,7 +86,13 @@ pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
         return Err(CompileError::new(loaded.render_errors()));
     }
     let mut config = EngineConfig::default();
-    let mut defaults: Arc<[Vec<Action>; 6]> = Arc::new(Default::default());
+    // SecDefaultAction, per phase. As in v3, each phase has at most one, and it
+    // applies to every rule of that phase wherever the rule is written (v3 reads the
+    // phase's default actions at run time: Block::evaluate, executeTransformations,
+    // executeActionsAfterFullMatch).
+    let mut defaults: [Vec<Action>; 6] = Default::default();
+    let mut default_spans: [Option<Span>; 6] = Default::default();
+    let mut early_errors: Vec<(Span, String)> = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut open_chain = false;
     for item in &loaded.config.items {
@@ -101,7 +106,6 @@ pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
                 } else {
                     entries.push(Entry::Rule(Pending {
                         links: vec![(rule.clone(), item.span)],
-                        defaults: Arc::clone(&defaults),
                         removed: false,
                     }));
                 }
@@ -117,9 +121,17 @@ pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
                         _ => None,
                     })
                     .unwrap_or(2) as usize;
-                let mut d = (*defaults).clone();
-                d[phase] = actions.clone();
-                defaults = Arc::new(d);
+                if default_spans[phase].is_some() {
+                    // v3's parser: "SecDefaultActions can only be placed once per
+                    // phase and configuration context".
+                    early_errors.push((
+                        item.span,
+                        format!("SecDefaultAction: phase {phase} already has a SecDefaultAction (ModSecurity v3 allows one per phase)"),
+                    ));
+                } else {
+                    default_spans[phase] = Some(item.span);
+                    defaults[phase] = actions.clone();
+                }
             }
             Directive::RemoveById(ids) => {
                 let sel = RuleSelector::Ids(ids.clone());
@@ -183,11 +195,15 @@ pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
 
     let mut compiler = Compiler {
         config: &config,
+        defaults: &defaults,
         loaded,
         chains: ChainTable::new(),
         rules: Vec::new(),
         errors: Vec::new(),
     };
+    for (span, msg) in early_errors {
+        compiler.error(span, msg);
+    }
     let mut phases: [Vec<Step>; 5] = Default::default();
     let mut marker_names: [Vec<(usize, String)>; 5] = Default::default();
     let mut skip_targets: Vec<(RuleIdx, u8, String)> = Vec::new();
@@ -276,6 +292,7 @@ fn update_actions(rule: &mut seclang::Rule, new: &[Action]) {
 
 struct Compiler<'a> {
     config: &'a EngineConfig,
+    defaults: &'a [Vec<Action>; 6],
     loaded: &'a Loaded,
     chains: ChainTable,
     rules: Vec<Rule>,
@@ -297,7 +314,8 @@ impl Compiler<'_> {
         let (starter, _) = p.links.first()?;
         let phase = rule_phase(starter);
         let chain_id = starter.id().unwrap_or(0);
-        let defaults = &p.defaults[phase as usize];
+        let all_defaults = self.defaults;
+        let defaults = &all_defaults[phase as usize];
         let mut next: Option<RuleIdx> = None;
         // Compile from the last link back so each link knows its successor.
         for (i, (rule, span)) in p.links.iter().enumerate().rev() {
@@ -554,10 +572,14 @@ impl Compiler<'_> {
             }
         };
         let default_d = default_disruptive.map_or(Disruptive::Pass, |a| resolve(a.name, Some(a)));
+        // v3 applies SecDefaultAction's disruptive action only to rules that carry
+        // `block` (RuleWithActions::executeAction ignores a default disruptive
+        // action "rule does not contains block"); a rule without a disruptive action
+        // of its own just continues, whatever the defaults say.
         let (disruptive, is_block) = match own_disruptive {
             Some(("block", _)) => (default_d, true),
             Some((name, act)) => (resolve(name, act), false),
-            None => (default_d, false),
+            None => (Disruptive::Pass, false),
         };
         let log_flag = log.or(default_log).unwrap_or(true);
         let audit_flag = auditlog.or(default_auditlog).unwrap_or(log_flag);

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod audit;
+pub mod audit_json;
 pub mod body;
 pub mod chains;
 pub mod collection;
@@ -28,4 +29,4 @@ pub mod variable;
 
 pub use config::{EngineConfig, EngineMode};
 pub use program::{CompileError, Program};
-pub use transaction::{BodyStatus, Connection, Intervention, Transaction};
+pub use transaction::{BodyStatus, Connection, Intervention, Sanitise, Transaction};

@@ -40,6 +40,9 @@ enum Command {
     /// value, the logged data and the operator, and the anomaly scores. Rules default
     /// to the CRS at the given paranoia level, with the engine On.
     Eval(cmd::eval::Args),
+    /// Benchmarks (engine in-process).
+    #[command(subcommand)]
+    Bench(cmd::bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args),
         Command::Ftw(args) => cmd::ftw::run(&args),
         Command::Eval(args) => cmd::eval::run(&args),
+        Command::Bench(cmd) => cmd::bench::run(&cmd),
     };
     match result {
         Ok(code) => code,

@@ -34,9 +34,14 @@ impl Operator for Rx {
         let Some(pattern) = &self.pattern else {
             return true;
         };
+        // Most values do not match: decide with the fast (DFA) search first and run
+        // the slower capturing search only for a match.
+        if !pattern.is_match(input) {
+            return false;
+        }
         match captures {
             Some(c) => pattern.captures_first(input, c),
-            None => pattern.is_match(input),
+            None => true,
         }
     }
 

@@ -1,8 +1,10 @@
 //! The per-transaction transformation memo: `(value slot, chain) -> result`. Chains
 //! are interned as a trie, so a chain's result is computed from its parent's memoised
 //! result: CRS chains sharing a prefix share the work.
-
-use std::collections::HashMap;
+//!
+//! Storage is a vector indexed by slot, each holding the few chains computed for that
+//! value (looked up linearly: a value meets a handful of distinct chains), so a
+//! lookup hashes nothing.
 
 use crate::chains::{ChainId, ChainTable};
 
@@ -17,23 +19,28 @@ enum Memo {
 /// Memoised transformation results of one transaction.
 #[derive(Debug, Default)]
 pub struct TransformMemo {
-    map: HashMap<(u32, ChainId), Memo>,
+    slots: Vec<Vec<(ChainId, Memo)>>,
 }
 
 impl TransformMemo {
     /// Forgets everything (keeping capacity).
     pub fn clear(&mut self) {
-        self.map.clear();
+        for s in &mut self.slots {
+            s.clear();
+        }
     }
 
-    /// Forgets results for slots at or above `slot` (values replaced).
-    pub fn forget_all(&mut self) {
-        self.map.clear();
+    fn find(&self, slot: u32, chain: ChainId) -> Option<&Memo> {
+        self.slots
+            .get(slot as usize)?
+            .iter()
+            .find(|(c, _)| *c == chain)
+            .map(|(_, m)| m)
     }
 
     /// Ensures `(slot, chain)` is computed, computing missing prefixes first.
     pub fn compute(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) {
-        if chain == 0 || self.map.contains_key(&(slot, chain)) {
+        if chain == 0 || self.find(slot, chain).is_some() {
             return;
         }
         let Some((parent, t)) = chains.split_last(chain) else {
@@ -47,7 +54,11 @@ impl TransformMemo {
         } else {
             Memo::Same
         };
-        self.map.insert((slot, chain), memo);
+        let i = slot as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, Vec::new);
+        }
+        self.slots[i].push((chain, memo));
     }
 
     /// The result for `(slot, chain)`; call [`TransformMemo::compute`] first.
@@ -62,7 +73,7 @@ impl TransformMemo {
             if chain == 0 {
                 return base;
             }
-            match self.map.get(&(slot, chain)) {
+            match self.find(slot, chain) {
                 Some(Memo::Owned(v)) => return v,
                 Some(Memo::Same) | None => match chains.split_last(chain) {
                     Some((parent, _)) => chain = parent,

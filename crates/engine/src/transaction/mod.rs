@@ -102,6 +102,19 @@ pub enum BodyStatus {
     Reject,
 }
 
+/// A value the audit log must mask (`sanitise*` actions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sanitise {
+    /// `sanitiseArg:name`.
+    Arg(String),
+    /// `sanitiseMatched` (the matched variable, as `ARGS:name`).
+    Matched(String),
+    /// `sanitiseRequestHeader:name`.
+    RequestHeader(String),
+    /// `sanitiseResponseHeader:name`.
+    ResponseHeader(String),
+}
+
 /// Scope of an `allow` in effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Allowed {
@@ -129,6 +142,7 @@ pub(crate) struct State {
     pub removed_targets_by_tag: Vec<(Arc<regex::bytes::Regex>, Exclusion)>,
     pub removed_targets_by_msg: Vec<(Arc<regex::bytes::Regex>, Exclusion)>,
     pub highest_severity: Option<u8>,
+    pub sanitised: Vec<Sanitise>,
     pub session_id: Option<String>,
     pub user_id: Option<String>,
 }
@@ -261,6 +275,39 @@ impl Transaction {
     /// The request URI as given.
     pub fn uri(&self) -> &str {
         &self.uri
+    }
+
+    /// The request body as received (within the limit).
+    pub fn request_body(&self) -> &[u8] {
+        &self.request_body
+    }
+
+    /// The response body as inspected (within the limit).
+    pub fn response_body(&self) -> &[u8] {
+        &self.response_body
+    }
+
+    /// The (key, value) pairs of a stored variable (headers, arguments, ...).
+    pub fn values(&self, var: Var) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        self.data.slots(var).iter().map(move |&s| {
+            let e = self.data.entry(s);
+            (e.key.as_slice(), e.value.as_slice())
+        })
+    }
+
+    /// The first value of a stored variable.
+    pub fn first(&self, var: Var) -> Option<&[u8]> {
+        self.data.first(var)
+    }
+
+    /// Values the audit log masks.
+    pub fn sanitised(&self) -> Vec<Sanitise> {
+        self.state.sanitised.clone()
+    }
+
+    /// The audit record in ModSecurity's JSON format.
+    pub fn audit_json(&self) -> String {
+        crate::audit_json::render(self)
     }
 
     /// Sets the request line (before phase 1).

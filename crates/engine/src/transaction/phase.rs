@@ -217,11 +217,13 @@ impl Transaction {
                 };
                 if hit != rule.operator.negated {
                     matched_any = true;
-                    if want_captures && hit && !self.captures.is_empty() {
-                        for i in 0..10 {
-                            match self.captures.get(i) {
-                                Some(g) => self.state.tx.set(&i.to_string(), g.to_vec()),
-                                None => self.state.tx.remove(&i.to_string()),
+                    // v3 (Rx::evaluate) stores the groups of this match with
+                    // storeOrUpdateFirst and leaves the other TX:0-9 as they were: a
+                    // group captured by an earlier rule keeps its value.
+                    if want_captures && hit {
+                        for i in 0..self.captures.len().min(10) {
+                            if let Some(g) = self.captures.get(i) {
+                                self.state.tx.set(&i.to_string(), g.to_vec());
                             }
                         }
                     }
@@ -251,6 +253,20 @@ impl Transaction {
             rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes())) && e.excludes(var, key)
         }) {
             return true;
+        }
+        // ctl:ruleRemoveTargetByMsg: the rule's msg as expanded now.
+        if !self.state.removed_targets_by_msg.is_empty() {
+            if let Some(m) = &rule.meta.msg {
+                let msg = self.expand_string(m, Some(rule));
+                if self
+                    .state
+                    .removed_targets_by_msg
+                    .iter()
+                    .any(|(re, e)| re.is_match(msg.as_bytes()) && e.excludes(var, key))
+                {
+                    return true;
+                }
+            }
         }
         false
     }
@@ -396,9 +412,11 @@ impl Transaction {
                 });
             }
             Disruptive::Redirect(url) => {
+                // v3's Redirect keeps a status set by the rule only when it is in
+                // 301-307; anything else becomes 302.
                 let status = rule
                     .status
-                    .filter(|s| matches!(s, 301 | 302 | 303 | 307))
+                    .filter(|s| (301..=307).contains(s))
                     .unwrap_or(302);
                 self.intervention = Some(Intervention::Redirect {
                     status,

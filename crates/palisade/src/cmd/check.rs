@@ -24,8 +24,19 @@ pub struct Args {
 struct Report<'a> {
     valid: bool,
     parse_ms: f64,
+    compile_ms: f64,
     summary: &'a Summary,
+    regex_fallbacks: Vec<Fallback>,
     errors: Vec<JsonError>,
+}
+
+/// A `@rx` pattern the linear-time engine refused, run by the bounded backtracking
+/// engine instead.
+#[derive(Serialize)]
+struct Fallback {
+    rule: u32,
+    location: String,
+    reason: String,
 }
 
 #[derive(Serialize)]
@@ -42,25 +53,64 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let loaded = load_paths(&args.paths);
     let parse_ms = start.elapsed().as_secs_f64() * 1e3;
     let summary = Summary::of(&loaded);
+    // A configuration that parses is also compiled: operators are built (regexes,
+    // phrase files, IP lists), so their errors are found here too.
+    let compile_start = Instant::now();
+    let mut compile_error = None;
+    let mut fallbacks = Vec::new();
+    if loaded.is_ok() {
+        match engine::Program::from_loaded(&loaded) {
+            Ok(program) => fallbacks = regex_fallbacks(&program),
+            Err(e) => compile_error = Some(e.to_string()),
+        }
+    }
+    let compile_ms = compile_start.elapsed().as_secs_f64() * 1e3;
+    let valid = loaded.is_ok() && compile_error.is_none();
     if args.json {
+        let mut errors: Vec<JsonError> = loaded
+            .errors
+            .iter()
+            .map(|e| JsonError {
+                kind: e.kind.name(),
+                message: e.message.clone(),
+                location: e.location(&loaded.sources),
+                help: e.help.clone(),
+            })
+            .collect();
+        if let Some(e) = &compile_error {
+            errors.push(JsonError {
+                kind: "compile",
+                message: e.clone(),
+                location: String::new(),
+                help: None,
+            });
+        }
         let report = Report {
-            valid: loaded.is_ok(),
+            valid,
             parse_ms,
+            compile_ms,
             summary: &summary,
-            errors: loaded
-                .errors
-                .iter()
-                .map(|e| JsonError {
-                    kind: e.kind.name(),
-                    message: e.message.clone(),
-                    location: e.location(&loaded.sources),
-                    help: e.help.clone(),
-                })
-                .collect(),
+            regex_fallbacks: fallbacks,
+            errors,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
+    } else if let Some(e) = &compile_error {
+        eprintln!("{e}");
+        eprintln!("the configuration parses but does not compile");
     } else if loaded.is_ok() {
         print!("{}", render_summary(&summary, parse_ms));
+        println!("compiled in {compile_ms:.1} ms");
+        if fallbacks.is_empty() {
+            println!("regular expressions: all run on the linear-time engine");
+        } else {
+            println!(
+                "regular expressions: {} run on the bounded backtracking engine:",
+                fallbacks.len()
+            );
+            for f in &fallbacks {
+                println!("  rule {} at {}: {}", f.rule, f.location, f.reason);
+            }
+        }
     } else {
         eprint!("{}", loaded.render_errors());
         eprintln!(
@@ -71,7 +121,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             if summary.files == 1 { "" } else { "s" },
         );
     }
-    Ok(if loaded.is_ok() {
+    Ok(if valid {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -116,4 +166,22 @@ fn histogram(out: &mut String, title: &str, map: &BTreeMap<String, usize>, limit
         let bar = "#".repeat((n * 30).div_ceil(max));
         let _ = writeln!(out, "  {n:>5}  {name:<40} {bar}");
     }
+}
+
+fn regex_fallbacks(program: &engine::Program) -> Vec<Fallback> {
+    program
+        .rules
+        .iter()
+        .filter_map(|r| match &r.operator.op {
+            engine::rule::CompiledOp::Static(op) => match op.regex_engine() {
+                Some(engine::operator::RegexEngine::Backtracking { reason }) => Some(Fallback {
+                    rule: r.chain_id,
+                    location: format!("{}:{}", r.file, r.line),
+                    reason: reason.to_string(),
+                }),
+                _ => None,
+            },
+            engine::rule::CompiledOp::Dynamic(_) => None,
+        })
+        .collect()
 }

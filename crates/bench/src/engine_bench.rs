@@ -1,0 +1,130 @@
+//! The in-process engine benchmark: every request of a corpus through all five
+//! phases of a fresh transaction, timed per request, reported per request name.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use engine::{Connection, Program, Transaction};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::corpus::Request;
+
+/// Statistics of one group of requests.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stats {
+    /// The group (request name or class; `all` for everything).
+    pub name: String,
+    /// Requests evaluated.
+    pub requests: u64,
+    /// Mean µs per request.
+    pub us_per_request_mean: f64,
+    /// Median µs per request.
+    pub us_per_request_p50: f64,
+    /// 99th percentile µs per request.
+    pub us_per_request_p99: f64,
+    /// Requests per second on one thread (1e6 / mean).
+    pub requests_per_second: f64,
+    /// Requests that got an intervention.
+    pub blocked: u64,
+}
+
+/// The outcome of a run: overall and per group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// All requests.
+    #[serde(flatten)]
+    pub all: Stats,
+    /// Per request name or class, in name order.
+    pub groups: Vec<Stats>,
+}
+
+/// Runs one request through every phase; returns whether it was blocked.
+pub fn run_one(program: &Arc<Program>, req: &Request, response_body: &[u8]) -> bool {
+    let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
+    tx.process_uri(&req.target, &req.method, &req.version);
+    for (k, v) in &req.headers {
+        tx.add_request_header(k.as_bytes(), v.as_bytes());
+    }
+    let mut blocked = tx.process_request_headers().is_some();
+    if !blocked {
+        tx.append_request_body(req.body.as_bytes());
+        blocked = tx.process_request_body().is_some();
+    }
+    if !blocked {
+        tx.add_response_header(b"Content-Type", b"text/html; charset=utf-8");
+        tx.add_response_header(
+            b"Content-Length",
+            response_body.len().to_string().as_bytes(),
+        );
+        blocked = tx.process_response_headers(200, "HTTP/1.1").is_some();
+        if !blocked {
+            tx.append_response_body(response_body);
+            blocked = tx.process_response_body().is_some();
+        }
+    }
+    tx.process_logging();
+    blocked
+}
+
+/// A response body of `n` bytes of plain HTML.
+pub fn response_body(n: usize) -> Vec<u8> {
+    let unit = b"<p>Palisade benchmark response body.</p>\n";
+    unit.iter().copied().cycle().take(n).collect()
+}
+
+/// Replays `corpus` `iterations` times (after one warm-up pass) on this thread.
+pub fn run(program: &Arc<Program>, corpus: &[Request], iterations: usize) -> Report {
+    let bodies: Vec<Vec<u8>> = corpus.iter().map(|r| response_body(r.resp_len)).collect();
+    for (r, b) in corpus.iter().zip(&bodies) {
+        run_one(program, r, b);
+    }
+    let mut all = new_hist();
+    let mut groups: BTreeMap<String, (Histogram<u64>, u64, f64)> = BTreeMap::new();
+    let mut blocked_all = 0;
+    let mut total_ns = 0f64;
+    for _ in 0..iterations.max(1) {
+        for (r, b) in corpus.iter().zip(&bodies) {
+            let start = Instant::now();
+            let blocked = run_one(program, r, b);
+            let ns = start.elapsed().as_nanos() as u64;
+            total_ns += ns as f64;
+            let _ = all.record(ns.max(1));
+            let g = groups
+                .entry(r.name.clone())
+                .or_insert_with(|| (new_hist(), 0, 0.0));
+            let _ = g.0.record(ns.max(1));
+            g.2 += ns as f64;
+            if blocked {
+                g.1 += 1;
+                blocked_all += 1;
+            }
+        }
+    }
+    let stats = |name: &str, h: &Histogram<u64>, blocked: u64, sum_ns: f64| {
+        let n = h.len().max(1);
+        let mean = sum_ns / n as f64 / 1000.0;
+        Stats {
+            name: name.to_string(),
+            requests: h.len(),
+            us_per_request_mean: mean,
+            us_per_request_p50: h.value_at_quantile(0.5) as f64 / 1000.0,
+            us_per_request_p99: h.value_at_quantile(0.99) as f64 / 1000.0,
+            requests_per_second: if mean > 0.0 { 1e6 / mean } else { 0.0 },
+            blocked,
+        }
+    };
+    Report {
+        all: stats("all", &all, blocked_all, total_ns),
+        groups: groups
+            .iter()
+            .map(|(name, (h, b, s))| stats(name, h, *b, *s))
+            .collect(),
+    }
+}
+
+fn new_hist() -> Histogram<u64> {
+    // Auto-resizing, 3 significant digits: valid constants, so creation cannot fail.
+    Histogram::new(3).expect("3 significant digits is a valid histogram precision")
+}

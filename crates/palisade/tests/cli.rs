@@ -1,0 +1,155 @@
+//! The binary's subcommands, run as a user runs them.
+
+#![allow(clippy::unwrap_used)] // tests fail by panicking
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn palisade() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_palisade"));
+    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    c
+}
+
+fn shared() -> PathBuf {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared"));
+    assert!(p.join("crs/rules").is_dir(), "../shared/crs is missing");
+    p
+}
+
+#[test]
+fn check_accepts_the_crs_and_reports_counts() {
+    let crs = shared().join("crs");
+    let mut args = vec![crs.join("crs-setup.conf.example")];
+    let mut rules: Vec<PathBuf> = std::fs::read_dir(crs.join("rules"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+        .collect();
+    rules.sort();
+    args.extend(rules);
+    let out = palisade().arg("check").args(&args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("configuration is valid"), "{text}");
+    assert!(text.contains("markers        30"), "{text}");
+    assert!(
+        text.contains("regular expressions: all run on the linear-time engine"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_lists_every_error_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.conf");
+    std::fs::write(
+        &f,
+        "SecRuleEngin On\nSecRule ARGZ \"@rx a\" \"id:1,phase:2\"\n",
+    )
+    .unwrap();
+    let out = palisade().arg("check").arg(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        err.contains("bad.conf:1:1: error[unknown-directive]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.conf:2:9: error[unknown-variable]"),
+        "{err}"
+    );
+    assert!(err.contains("2 errors"), "{err}");
+}
+
+#[test]
+fn check_compiles_operators_and_reports_fallbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad-regex.conf");
+    std::fs::write(
+        &bad,
+        "SecRule ARGS \"@rx (unclosed\" \"id:1,phase:2,pass\"\n",
+    )
+    .unwrap();
+    let out = palisade().arg("check").arg(&bad).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let lookaround = dir.path().join("lookaround.conf");
+    std::fs::write(
+        &lookaround,
+        "SecRule ARGS \"@rx a(?!b)\" \"id:1,phase:2,pass\"\n",
+    )
+    .unwrap();
+    let out = palisade().arg("check").arg(&lookaround).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("1 run on the bounded backtracking engine"),
+        "{text}"
+    );
+    assert!(text.contains("rule 1 at"), "{text}");
+}
+
+#[test]
+fn eval_explains_a_crs_sqli_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let req = dir.path().join("sqli.http");
+    std::fs::write(&req, "GET /?id=1%27%20OR%20%271%27=%271 HTTP/1.1\nHost: localhost\nUser-Agent: curl/8\nAccept: */*\n\n").unwrap();
+    let out = palisade()
+        .arg("eval")
+        .arg(&req)
+        .arg("--crs")
+        .arg(shared().join("crs"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("decision: Deny { status: 403, rule_id: Some(949110) }"),
+        "{text}"
+    );
+    assert!(text.contains("[942100]"), "{text}");
+    assert!(text.contains("variable:    ARGS:id"), "{text}");
+    assert!(text.contains("transformed: 1' OR '1'='1"), "{text}");
+    assert!(
+        text.contains("blocking_inbound_anomaly_score = 5"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ftw_runs_selected_cases_in_process() {
+    let crs = shared().join("crs");
+    let out = palisade()
+        .args(["ftw", "--rule", "942100", "--crs"])
+        .arg(&crs)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = text.lines().last().unwrap();
+    let counts: Vec<usize> = last
+        .split(", ")
+        .map(|part| part.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 3, "{last}");
+    assert!(counts[0] > 10, "942100 has many cases: {last}");
+    assert_eq!(counts[1], 0, "{last}");
+    assert_eq!(counts[0] + counts[2], 5003, "{last}");
+}
