@@ -225,7 +225,11 @@ pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
                     phases[(phase - 1) as usize].push(Step::Rule(idx));
                 }
             }
-            Entry::Rule(_) => {}
+            Entry::Rule(p) => {
+                if let Some((starter, _)) = p.links.first() {
+                    phases[(rule_phase(starter) - 1) as usize].push(Step::Removed);
+                }
+            }
         }
     }
     // Resolve skipAfter: continue after the first marker (or rule id) of that name
@@ -266,9 +270,11 @@ fn pendings(entries: &mut [Entry]) -> impl Iterator<Item = &mut Pending> {
     })
 }
 
-/// `SecRuleUpdateActionById`: replaces actions of the same name (all `t:` when
-/// transformations are given; disruptive actions replace the disruptive action) and
-/// appends the others.
+/// `SecRuleUpdateActionById`: replaces actions of the same name (disruptive actions
+/// replace the disruptive action) and appends the others. Transformations are
+/// appended to the rule's own, as both ModSecurity v2 (actionset merge) and v3
+/// (`executeTransformations` runs the update's transformations after the rule's)
+/// do; a `t:none` among them discards the earlier ones.
 fn update_actions(rule: &mut seclang::Rule, new: &[Action]) {
     let disruptive =
         |n: &str| matches!(n, "deny" | "drop" | "pass" | "allow" | "block" | "redirect");
@@ -279,9 +285,7 @@ fn update_actions(rule: &mut seclang::Rule, new: &[Action]) {
         )
     };
     for a in new {
-        if a.name == "t" {
-            rule.actions.retain(|x| x.name != "t");
-        } else if disruptive(a.name) {
+        if disruptive(a.name) {
             rule.actions.retain(|x| !disruptive(x.name));
         } else if !multi(a.name) {
             rule.actions.retain(|x| x.name != a.name);
@@ -626,7 +630,16 @@ impl Compiler<'_> {
         Some(match sel {
             None => KeySel::All,
             Some(Selector::Key(k)) => KeySel::Key(k.clone()),
-            Some(Selector::XPath(x)) => KeySel::XPath(x.clone()),
+            Some(Selector::XPath(x)) => {
+                // body::xml evaluates a subset of XPath (no namespace prefixes, so no
+                // `xmlns`); refuse the rest when loading, as that module documents,
+                // rather than let the rule silently never match.
+                if let Err(e) = crate::body::validate_xpath(x) {
+                    self.error(span, format!("XML:{x}: {e}"));
+                    return None;
+                }
+                KeySel::XPath(x.clone())
+            }
             Some(Selector::Regex(r)) => match RegexBuilder::new(r).case_insensitive(true).build() {
                 Ok(re) => KeySel::Regex(Arc::new(re)),
                 Err(e) => {
@@ -719,10 +732,31 @@ impl Compiler<'_> {
                 CtlAction::AuditEngine(match text.to_ascii_lowercase().as_str() {
                     "on" => AuditEngine::On,
                     "relevantonly" => AuditEngine::RelevantOnly,
-                    _ => AuditEngine::Off,
+                    "off" => AuditEngine::Off,
+                    _ => {
+                        self.error(
+                            span,
+                            format!("ctl:auditEngine: `{text}` is not On, Off or RelevantOnly"),
+                        );
+                        return None;
+                    }
                 })
             }
-            ("auditLogParts", _) => CtlAction::AuditLogParts(text.to_string()),
+            ("auditLogParts", _) => {
+                // v3 (ctl/audit_log_parts.cc) only adds (`+E`) or removes (`-E`)
+                // parts; anything else is refused when loading.
+                let valid = text.len() > 1
+                    && (text.starts_with('+') || text.starts_with('-'))
+                    && text[1..].chars().all(|c| "ABCDEFGHIJKZ".contains(c));
+                if !valid {
+                    self.error(
+                        span,
+                        format!("ctl:auditLogParts: `{text}` must be `+` or `-` followed by audit log parts (A-K, Z)"),
+                    );
+                    return None;
+                }
+                CtlAction::AuditLogParts(text.to_string())
+            }
             (other, _) => CtlAction::Other(other, text.to_string()),
         })
     }

@@ -1,11 +1,13 @@
 //! The compiled, immutable program shared by all transactions.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use crate::chains::ChainTable;
 use crate::config::EngineConfig;
+use crate::operator::{self, Operator, OperatorEnv};
 use crate::rule::{Rule, Step};
 
 /// Why a configuration could not be compiled: every error, rendered with its
@@ -43,7 +45,16 @@ pub struct Program {
     pub phases: [Vec<Step>; 5],
     /// Interned transformation chains.
     pub chains: ChainTable,
+    /// Operators whose argument has macros, built per expanded argument and kept
+    /// (bounded): `@within %{tx.allowed_methods}` is built once, not per request.
+    dynamic_ops: RwLock<DynamicOps>,
 }
+
+/// Built dynamic operators: operator name -> expanded argument -> operator.
+type DynamicOps = HashMap<&'static str, HashMap<String, Arc<dyn Operator>>>;
+
+/// Most dynamic operators kept; beyond this, they are built per use.
+const DYNAMIC_OPS_MAX: usize = 4096;
 
 impl Program {
     pub(crate) fn new(
@@ -57,7 +68,37 @@ impl Program {
             rules,
             phases,
             chains,
+            dynamic_ops: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// The operator `name` built for an expanded (macro-substituted) argument,
+    /// cached.
+    pub fn dynamic_operator(
+        &self,
+        name: &'static str,
+        argument: &str,
+    ) -> Option<Arc<dyn Operator>> {
+        if let Ok(cache) = self.dynamic_ops.read() {
+            if let Some(op) = cache.get(name).and_then(|m| m.get(argument)) {
+                return Some(Arc::clone(op));
+            }
+        }
+        let env = OperatorEnv {
+            match_limit: self.config.pcre_match_limit,
+            ..OperatorEnv::default()
+        };
+        let op: Arc<dyn Operator> = Arc::from(operator::build(name, argument, &env).ok()?);
+        if let Ok(mut cache) = self.dynamic_ops.write() {
+            let total: usize = cache.values().map(HashMap::len).sum();
+            if total < DYNAMIC_OPS_MAX {
+                cache
+                    .entry(name)
+                    .or_default()
+                    .insert(argument.to_string(), Arc::clone(&op));
+            }
+        }
+        Some(op)
     }
 
     /// Loads and compiles configuration files (files, directories, globs).

@@ -258,4 +258,8 @@ pub enum Step {
     Rule(RuleIdx),
     /// A `SecMarker` (a jump target).
     Marker,
+    /// A rule removed at load time by `SecRuleRemoveById/ByTag/ByMsg`: it never
+    /// runs, but still counts for `skip` (v3 keeps the removals as exceptions that
+    /// `RulesSet::evaluate` checks after the skip counter).
+    Removed,
 }

@@ -21,6 +21,7 @@
 //!                                  the gap is closed); reported by name with reason
 //! request: GET /path?a=1 HTTP/1.1  starts a request (method, URI, version); all the
 //!                                  requests of a case share one persistent store
+//! client: 192.0.2.7                the client address (default 127.0.0.1)
 //! header: Name: value              a request header (repeatable)
 //! body: bytes                      request body (repeatable: lines are concatenated)
 //! response: 200                    response status for phases 3-4 (default 200)
@@ -123,6 +124,7 @@ enum Expect {
 #[derive(Debug, Default)]
 struct Request {
     method: String,
+    client: Option<String>,
     uri: String,
     version: String,
     headers: Vec<(Vec<u8>, Vec<u8>)>,
@@ -232,6 +234,7 @@ fn parse_file(file: &str, text: &str) -> Result<Vec<Case>, String> {
             .last_mut()
             .ok_or_else(|| format!("{}: `{key}` before any `request:`", at()))?;
         match key {
+            "client" => req.client = Some(value.trim().to_string()),
             "header" => req.headers.push(parse_header(value).map_err(err)?),
             "body" => req.body.extend(unescape(value).map_err(err)?),
             "response" => {
@@ -350,11 +353,11 @@ fn run_case(case: &Case) -> Vec<String> {
     for (n, r) in case.requests.iter().enumerate() {
         let req = format!("request {}", n + 1);
         let dyn_store: Arc<dyn CollectionStore> = store.clone();
-        let mut tx = Transaction::with_store(
-            Arc::clone(&program),
-            &Connection::default(),
-            Some(dyn_store),
-        );
+        let mut conn = Connection::default();
+        if let Some(ip) = &r.client {
+            conn.client_ip = ip.clone();
+        }
+        let mut tx = Transaction::with_store(Arc::clone(&program), &conn, Some(dyn_store));
         tx.process_uri(&r.uri, &r.method, &r.version);
         for (k, v) in &r.headers {
             tx.add_request_header(k, v);

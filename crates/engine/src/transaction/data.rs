@@ -83,3 +83,40 @@ impl Data {
         !self.lists[var as usize].is_empty()
     }
 }
+
+/// Owned values computed per rule (state-derived values, counts), kept in buffers
+/// reused from rule to rule.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    entries: Vec<Entry>,
+    used: usize,
+}
+
+impl Scratch {
+    /// Forgets the values (keeping their buffers).
+    pub fn reset(&mut self) {
+        self.used = 0;
+    }
+
+    /// Adds a value and returns its index.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> usize {
+        if self.used == self.entries.len() {
+            self.entries.push(Entry::default());
+        }
+        let e = &mut self.entries[self.used];
+        e.key.clear();
+        e.key.extend_from_slice(key);
+        e.value.clear();
+        e.value.extend_from_slice(value);
+        self.used += 1;
+        self.used - 1
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = [Entry];
+
+    fn deref(&self) -> &[Entry] {
+        &self.entries[..self.used]
+    }
+}

@@ -85,13 +85,32 @@ impl TransformMemo {
 }
 
 /// Applies a chain without memo (for values that change during a transaction).
-pub fn apply_chain(chains: &ChainTable, chain: ChainId, input: &[u8], out: &mut Vec<u8>) {
+/// `out` receives the result; no allocation beyond growing `out` and one scratch
+/// buffer.
+pub fn apply_chain(
+    chains: &ChainTable,
+    chain: ChainId,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    tmp: &mut Vec<u8>,
+) {
     out.clear();
     out.extend_from_slice(input);
-    let mut tmp = Vec::new();
-    for t in chains.transformations(chain) {
-        if t.apply(out, &mut tmp) {
-            std::mem::swap(out, &mut tmp);
+    // Collect the chain root-first on the stack (chains are short).
+    let mut stack = [None; 64];
+    let mut n = 0;
+    let mut id = chain;
+    while let Some((parent, t)) = chains.split_last(id) {
+        if n == stack.len() {
+            break;
+        }
+        stack[n] = Some(t);
+        n += 1;
+        id = parent;
+    }
+    for t in stack[..n].iter().rev().flatten() {
+        if t.apply(out, tmp) {
+            std::mem::swap(out, tmp);
         }
     }
 }

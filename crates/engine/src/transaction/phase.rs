@@ -7,12 +7,11 @@
 //! action applied (only when the engine is On). A rule that does not match clears
 //! MATCHED_VAR(S).
 
-use super::data::Entry;
-use super::resolve::{Candidate, Src};
+use super::resolve::Src;
 use super::{Allowed, Intervention, Transaction};
 use crate::audit::MatchedRule;
 use crate::collection::{now_unix, Collection};
-use crate::operator::{self, OperatorEnv};
+use crate::operator;
 use crate::rule::{AllowScope, CompiledOp, CtlAction, Disruptive, Rule, RuleIdx, Step};
 use crate::variable::Var;
 use crate::EngineMode;
@@ -38,9 +37,18 @@ impl Transaction {
         let mut i = 0;
         let mut skip = 0u32;
         while i < steps.len() {
-            let Step::Rule(idx) = steps[i] else {
-                i += 1;
-                continue;
+            let idx = match steps[i] {
+                Step::Rule(idx) => idx,
+                Step::Removed => {
+                    // A rule removed at load time still uses up one `skip`.
+                    skip = skip.saturating_sub(1);
+                    i += 1;
+                    continue;
+                }
+                Step::Marker => {
+                    i += 1;
+                    continue;
+                }
             };
             if skip > 0 {
                 skip -= 1;
@@ -130,52 +138,59 @@ impl Transaction {
             self.run_setvars(rule);
             return true;
         }
-        // Resolve candidates.
-        let mut scratch: Vec<Entry> = Vec::new();
-        let mut cands: Vec<Candidate> = Vec::new();
+        // Resolve candidates into buffers reused across rules.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut cands = std::mem::take(&mut self.cands);
+        scratch.reset();
+        cands.clear();
+        let may_exclude = !rule.exclusions.is_empty()
+            || !self.state.removed_targets_by_id.is_empty()
+            || !self.state.removed_targets_by_tag.is_empty()
+            || !self.state.removed_targets_by_msg.is_empty();
         for spec in &rule.targets {
             let start = cands.len();
             self.collect(spec, rule, &mut scratch, &mut cands);
-            if !spec.count {
-                let mut k = start;
-                while k < cands.len() {
-                    let key = self.entry_of(&cands[k], &scratch).key.clone();
-                    if self.excluded(rule, cands[k].var, &key) {
-                        cands.remove(k);
-                    } else {
-                        k += 1;
+            if !spec.count && may_exclude {
+                let mut w = start;
+                for r in start..cands.len() {
+                    let c = cands[r];
+                    if !self.excluded(rule, c.var, &self.entry_of(&c, &scratch).key) {
+                        cands[w] = c;
+                        w += 1;
                     }
                 }
+                cands.truncate(w);
             }
         }
-        // A dynamic operator is built once per evaluation.
+        // A dynamic operator is built per expanded argument (cached by the program).
         let dynamic;
         let op: &dyn operator::Operator = match &rule.operator.op {
             CompiledOp::Static(op) => op.as_ref(),
             CompiledOp::Dynamic(m) => {
                 let arg = self.expand_string(m, Some(rule));
-                let env = OperatorEnv {
-                    match_limit: program.config.pcre_match_limit,
-                    ..OperatorEnv::default()
-                };
-                match operator::build(rule.operator.name, &arg, &env) {
-                    Ok(op) => {
+                match program.dynamic_operator(rule.operator.name, &arg) {
+                    Some(op) => {
                         dynamic = op;
                         dynamic.as_ref()
                     }
-                    Err(_) => return false,
+                    None => {
+                        self.scratch = scratch;
+                        self.cands = cands;
+                        return false;
+                    }
                 }
             }
         };
+        let negated = rule.operator.negated;
         let mut matched_any = false;
-        let mut buf = Vec::new();
+        let mut vbuf = std::mem::take(&mut self.vbuf);
+        let mut tbuf = std::mem::take(&mut self.tbuf);
         for c in &cands {
-            let name = self.display_name(c, &scratch);
-            let mut values: Vec<Vec<u8>> = Vec::new();
             if rule.multi_match {
-                let base = self.entry_of(c, &scratch).value.clone();
-                values.push(base.clone());
-                let mut cur = base;
+                // Rare: the operator runs on the value and after every transformation
+                // that changes it.
+                let mut cur = self.entry_of(c, &scratch).value.clone();
+                let mut values = vec![cur.clone()];
                 for t in program.chains.transformations(rule.transforms) {
                     let mut out = Vec::new();
                     if t.apply(&cur, &mut out) {
@@ -183,57 +198,95 @@ impl Transaction {
                         values.push(cur.clone());
                     }
                 }
-            } else {
-                match c.src {
-                    Src::Slot(slot) if !c.count => {
-                        let base = &self.data.entry(slot).value;
-                        self.memo
-                            .compute(&program.chains, slot, rule.transforms, base);
-                        let v = self.memo.get(
-                            &program.chains,
-                            slot,
-                            rule.transforms,
-                            &self.data.entry(slot).value,
-                        );
-                        buf.clear();
-                        buf.extend_from_slice(v);
+                for value in values {
+                    if rule.capture {
+                        self.captures.clear();
                     }
-                    _ => {
-                        let base = self.entry_of(c, &scratch).value.clone();
-                        super::memo::apply_chain(&program.chains, rule.transforms, &base, &mut buf);
+                    let hit = op.evaluate(&value, rule.capture.then_some(&mut self.captures));
+                    if hit != negated {
+                        matched_any = true;
+                        let name = self.display_name(c, &scratch);
+                        self.on_match(rule, name, value, hit);
                     }
                 }
-                values.push(std::mem::take(&mut buf));
+                continue;
             }
-            for value in values {
-                let want_captures = rule.capture;
-                if want_captures {
-                    self.captures.clear();
-                }
-                let hit = if want_captures {
-                    op.evaluate(&value, Some(&mut self.captures))
-                } else {
-                    op.evaluate(&value, None)
-                };
-                if hit != rule.operator.negated {
-                    matched_any = true;
-                    // v3 (Rx::evaluate) stores the groups of this match with
-                    // storeOrUpdateFirst and leaves the other TX:0-9 as they were: a
-                    // group captured by an earlier rule keeps its value.
-                    if want_captures && hit {
-                        for i in 0..self.captures.len().min(10) {
-                            if let Some(g) = self.captures.get(i) {
-                                self.state.tx.set(&i.to_string(), g.to_vec());
-                            }
-                        }
+            let (hit, value) = match c.src {
+                Src::Slot(slot) if !c.count => {
+                    let base = &self.data.entry(slot).value;
+                    self.memo
+                        .compute(&program.chains, slot, rule.transforms, base);
+                    let v = self.memo.get(
+                        &program.chains,
+                        slot,
+                        rule.transforms,
+                        &self.data.entry(slot).value,
+                    );
+                    if rule.capture {
+                        self.captures.clear();
                     }
-                    self.state.matched_var = Some((name.clone(), value.clone()));
-                    self.state.matched_vars.push((name.clone(), value.clone()));
-                    self.run_setvars(rule);
+                    let hit = op.evaluate(v, rule.capture.then_some(&mut self.captures));
+                    (
+                        hit,
+                        if hit != negated {
+                            Some(v.to_vec())
+                        } else {
+                            None
+                        },
+                    )
+                }
+                _ => {
+                    let base = &self.entry_of(c, &scratch).value;
+                    super::memo::apply_chain(
+                        &program.chains,
+                        rule.transforms,
+                        base,
+                        &mut vbuf,
+                        &mut tbuf,
+                    );
+                    if rule.capture {
+                        self.captures.clear();
+                    }
+                    let hit = op.evaluate(&vbuf, rule.capture.then_some(&mut self.captures));
+                    (
+                        hit,
+                        if hit != negated {
+                            Some(vbuf.clone())
+                        } else {
+                            None
+                        },
+                    )
+                }
+            };
+            if let Some(value) = value {
+                matched_any = true;
+                let name = self.display_name(c, &scratch);
+                self.on_match(rule, name, value, hit);
+            }
+        }
+        self.vbuf = vbuf;
+        self.tbuf = tbuf;
+        self.scratch = scratch;
+        self.cands = cands;
+        matched_any
+    }
+
+    /// Per-match effects, in v3's order: captures into TX:0-9, MATCHED_VAR(S),
+    /// then the rule's `setvar`s.
+    fn on_match(&mut self, rule: &Rule, name: String, value: Vec<u8>, hit: bool) {
+        // v3 (Rx::evaluate) stores the groups of this match with storeOrUpdateFirst
+        // and leaves the other TX:0-9 as they were: a group captured by an earlier
+        // rule keeps its value.
+        if rule.capture && hit {
+            for (i, digit) in DIGITS.iter().enumerate().take(self.captures.len()) {
+                if let Some(g) = self.captures.get(i) {
+                    self.state.tx.set(digit, g.to_vec());
                 }
             }
         }
-        matched_any
+        self.state.matched_vars.push((name.clone(), value.clone()));
+        self.state.matched_var = Some((name, value));
+        self.run_setvars(rule);
     }
 
     fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
@@ -347,6 +400,25 @@ impl Transaction {
         if rule.id == 0 {
             return; // chain link: logging and disruption belong to the starter
         }
+        // v3 shares one RuleMessage along a chain: each link's msg, logdata and
+        // severity run after the full match, the last link first and the starter
+        // last, so the starter's value wins and a link's value shows when the
+        // starter has none. Every link's severity counts for HIGHEST_SEVERITY.
+        let mut msg_rule = rule.meta.msg.as_ref().map(|m| (m, rule));
+        let mut data_rule = rule.meta.logdata.as_ref().map(|m| (m, rule));
+        let mut severity = rule.meta.severity;
+        let mut next = rule.chain_next;
+        while let Some(n) = next {
+            let link = &program.rules[n as usize];
+            msg_rule = msg_rule.or(link.meta.msg.as_ref().map(|m| (m, link)));
+            data_rule = data_rule.or(link.meta.logdata.as_ref().map(|m| (m, link)));
+            severity = severity.or(link.meta.severity);
+            if let Some(sev) = link.meta.severity {
+                self.state.highest_severity =
+                    Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
+            }
+            next = link.chain_next;
+        }
         if let Some(sev) = rule.meta.severity {
             self.state.highest_severity =
                 Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
@@ -362,19 +434,13 @@ impl Transaction {
             let record = MatchedRule {
                 id: rule.id,
                 phase: rule.phase,
-                msg: rule
-                    .meta
-                    .msg
-                    .as_ref()
-                    .map(|m| self.expand_string(m, Some(rule)))
+                msg: msg_rule
+                    .map(|(m, r)| self.expand_string(m, Some(r)))
                     .unwrap_or_default(),
-                data: rule
-                    .meta
-                    .logdata
-                    .as_ref()
-                    .map(|m| self.expand_string(m, Some(rule)))
+                data: data_rule
+                    .map(|(m, r)| self.expand_string(m, Some(r)))
                     .unwrap_or_default(),
-                severity: rule.meta.severity,
+                severity,
                 tags: rule.meta.tags.clone(),
                 rev: rule.meta.rev.clone().unwrap_or_default(),
                 ver: rule.meta.ver.clone().unwrap_or_default(),
@@ -397,7 +463,6 @@ impl Transaction {
         if !disruptive_applies {
             return;
         }
-        let _ = program;
         match &rule.disruptive {
             Disruptive::Pass => {}
             Disruptive::Deny => {
@@ -492,6 +557,8 @@ impl Transaction {
         }
     }
 }
+
+const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
 
 /// `auditLogParts=+E` adds parts, `-E` removes them, otherwise replaces.
 fn merge_parts(base: &str, change: &str) -> String {

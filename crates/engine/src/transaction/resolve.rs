@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::data::Entry;
+use super::data::{Entry, Scratch};
 use super::Transaction;
 use crate::collection::{now_unix, Collection};
 use crate::macros::MacroString;
@@ -69,33 +69,39 @@ impl Transaction {
         var: Var,
         c: &Collection,
         sel: &KeySel,
-        scratch: &mut Vec<Entry>,
+        scratch: &mut Scratch,
         out: &mut Vec<Candidate>,
     ) {
-        for (k, v) in c.iter() {
-            if sel.selects(k.as_bytes()) {
-                scratch.push(Entry {
-                    key: k.as_bytes().to_vec(),
-                    value: v.to_vec(),
-                });
+        if let KeySel::Key(k) = sel {
+            // A named member: one lookup, not a scan.
+            if let Some(v) = c.get(k) {
+                let i = scratch.add(k.to_ascii_lowercase().as_bytes(), v);
                 out.push(Candidate {
                     var,
                     count: false,
-                    src: Src::Scratch(scratch.len() - 1),
+                    src: Src::Scratch(i),
+                });
+            }
+            return;
+        }
+        for (k, v) in c.iter() {
+            if sel.selects(k.as_bytes()) {
+                let i = scratch.add(k.as_bytes(), v);
+                out.push(Candidate {
+                    var,
+                    count: false,
+                    src: Src::Scratch(i),
                 });
             }
         }
     }
 
-    fn push_scalar(var: Var, value: Vec<u8>, scratch: &mut Vec<Entry>, out: &mut Vec<Candidate>) {
-        scratch.push(Entry {
-            key: Vec::new(),
-            value,
-        });
+    fn push_scalar(var: Var, value: &[u8], scratch: &mut Scratch, out: &mut Vec<Candidate>) {
+        let i = scratch.add(b"", value);
         out.push(Candidate {
             var,
             count: false,
-            src: Src::Scratch(scratch.len() - 1),
+            src: Src::Scratch(i),
         });
     }
 
@@ -112,7 +118,7 @@ impl Transaction {
         &self,
         spec: &TargetSpec,
         rule: &Rule,
-        scratch: &mut Vec<Entry>,
+        scratch: &mut Scratch,
         out: &mut Vec<Candidate>,
     ) {
         let start = out.len();
@@ -139,19 +145,16 @@ impl Transaction {
                 for (name, value) in &self.state.matched_vars {
                     let key = name.split_once(':').map_or(name.as_str(), |(_, k)| k);
                     if sel.selects(key.as_bytes()) {
-                        let v = if var == Var::MatchedVars {
-                            value.clone()
+                        let v: &[u8] = if var == Var::MatchedVars {
+                            value
                         } else {
-                            name.as_bytes().to_vec()
+                            name.as_bytes()
                         };
-                        scratch.push(Entry {
-                            key: key.as_bytes().to_vec(),
-                            value: v,
-                        });
+                        let i = scratch.add(key.as_bytes(), v);
                         out.push(Candidate {
                             var,
                             count: false,
-                            src: Src::Scratch(scratch.len() - 1),
+                            src: Src::Scratch(i),
                         });
                     }
                 }
@@ -166,25 +169,25 @@ impl Transaction {
                     let mut values = Vec::new();
                     if doc.select(xpath, &mut values).is_ok() {
                         for v in values {
-                            Self::push_scalar(var, v, scratch, out);
+                            Self::push_scalar(var, &v, scratch, out);
                         }
                     }
                 } else if let (Some(doc), KeySel::All) = (&self.xml, sel) {
                     let mut values = Vec::new();
                     if doc.select("/*", &mut values).is_ok() {
                         for v in values {
-                            Self::push_scalar(var, v, scratch, out);
+                            Self::push_scalar(var, &v, scratch, out);
                         }
                     }
                 }
             }
             _ => {
                 if let Some(v) = self.dynamic_scalar(var) {
-                    Self::push_scalar(var, v.into_owned(), scratch, out);
+                    Self::push_scalar(var, &v, scratch, out);
                 } else if is_scalar(var) && !self.data.has(var) {
                     // As libmodsecurity v3's anchored variables: a single-valued
                     // variable that was never set still yields one empty value.
-                    Self::push_scalar(var, Vec::new(), scratch, out);
+                    Self::push_scalar(var, b"", scratch, out);
                 } else {
                     self.push_slots(var, var, sel, out);
                 }
@@ -193,14 +196,11 @@ impl Transaction {
         if spec.count {
             let n = out.len() - start;
             out.truncate(start);
-            scratch.push(Entry {
-                key: Vec::new(),
-                value: n.to_string().into_bytes(),
-            });
+            let i = scratch.add(b"", n.to_string().as_bytes());
             out.push(Candidate {
                 var,
                 count: true,
-                src: Src::Scratch(scratch.len() - 1),
+                src: Src::Scratch(i),
             });
         }
     }
@@ -390,8 +390,17 @@ fn time_value(var: Var) -> String {
 
 /// Whether a variable is single-valued (per the SecLang name table).
 fn is_scalar(var: Var) -> bool {
-    seclang::names::VARIABLES
-        .iter()
-        .find(|(n, _)| *n == var.name())
-        .is_some_and(|(_, shape)| *shape == seclang::names::VariableShape::Scalar)
+    static SCALAR: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let table = SCALAR.get_or_init(|| {
+        Var::ALL
+            .iter()
+            .map(|v| {
+                seclang::names::VARIABLES
+                    .iter()
+                    .find(|(n, _)| *n == v.name())
+                    .is_some_and(|(_, shape)| *shape == seclang::names::VariableShape::Scalar)
+            })
+            .collect()
+    });
+    table.get(var as usize).copied().unwrap_or(false)
 }
