@@ -39,6 +39,8 @@ pub struct MatchedRule {
     pub operator: String,
     /// Whether the rule's disruptive action was applied (engine On).
     pub disruptive: bool,
+    /// Whether the match goes to the audit log (`auditlog`/`noauditlog`).
+    pub auditlog: bool,
 }
 
 /// Severity names by level.

@@ -10,17 +10,18 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 use seclang::{Action, ActionValue, CtlValue, Directive, Loaded, RuleSelector, Selector, Span};
 
 use crate::chains::ChainTable;
 use crate::config::{AuditEngine, EngineConfig};
 use crate::macros::MacroString;
 use crate::operator::{self, OperatorEnv};
-use crate::program::{CompileError, Program};
+use crate::prefilter::Prefilter;
+use crate::program::{CompileError, Options, Program};
 use crate::rule::{
-    AllowScope, CompiledOp, CtlAction, Disruptive, Exclusion, KeySel, Meta, Rule, RuleIdx,
-    RuleOperator, SetVarAction, Step, TargetSpec,
+    AllowScope, CompiledOp, CtlAction, Disruptive, Exclusion, KeyRegex, KeySel, Meta, Rule,
+    RuleIdx, RuleOperator, SetVarAction, Step, TargetSpec,
 };
 use crate::transform::Transformation;
 use crate::variable::Var;
@@ -81,7 +82,7 @@ impl Pending {
 }
 
 /// Compiles a loaded configuration.
-pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
+pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileError> {
     if !loaded.is_ok() {
         return Err(CompileError::new(loaded.render_errors()));
     }
@@ -259,8 +260,38 @@ pub fn compile(loaded: &Loaded) -> Result<Program, CompileError> {
     if !compiler.errors.is_empty() {
         return Err(CompileError::new(compiler.errors.join("")));
     }
-    let Compiler { chains, rules, .. } = compiler;
-    Ok(Program::new(config, rules, phases, chains))
+    let Compiler {
+        chains, mut rules, ..
+    } = compiler;
+    let prefilter = if options.prefilter {
+        let mut sets = Vec::new();
+        for rule in &mut rules {
+            if let CompiledOp::Static(op) = &rule.operator.op {
+                if let Some(lits) = op.required_literals() {
+                    let bit = sets.len() as u32;
+                    rule.prefilter = Some(bit);
+                    sets.push((bit, lits));
+                }
+            }
+        }
+        let pf = Prefilter::build(&sets);
+        if pf.is_none() {
+            for rule in &mut rules {
+                rule.prefilter = None;
+            }
+        }
+        pf
+    } else {
+        None
+    };
+    Ok(Program::new(
+        config,
+        rules,
+        phases,
+        chains,
+        prefilter,
+        options.clone(),
+    ))
 }
 
 fn pendings(entries: &mut [Entry]) -> impl Iterator<Item = &mut Pending> {
@@ -622,6 +653,7 @@ impl Compiler<'_> {
             setuid,
             setenvs,
             expirevars,
+            prefilter: None,
             sanitise,
         })
     }
@@ -640,7 +672,7 @@ impl Compiler<'_> {
                 }
                 KeySel::XPath(x.clone())
             }
-            Some(Selector::Regex(r)) => match RegexBuilder::new(r).case_insensitive(true).build() {
+            Some(Selector::Regex(r)) => match KeyRegex::new(r) {
                 Ok(re) => KeySel::Regex(Arc::new(re)),
                 Err(e) => {
                     self.error(

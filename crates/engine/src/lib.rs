@@ -21,6 +21,7 @@ mod compile;
 pub mod config;
 pub mod macros;
 pub mod operator;
+pub mod prefilter;
 pub mod program;
 pub mod rule;
 pub mod transaction;
@@ -28,5 +29,5 @@ pub mod transform;
 pub mod variable;
 
 pub use config::{EngineConfig, EngineMode};
-pub use program::{CompileError, Program};
+pub use program::{CompileError, Options, Program};
 pub use transaction::{BodyStatus, Connection, Intervention, Sanitise, Transaction};

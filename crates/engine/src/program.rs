@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use crate::chains::ChainTable;
 use crate::config::EngineConfig;
 use crate::operator::{self, Operator, OperatorEnv};
+use crate::prefilter::Prefilter;
 use crate::rule::{Rule, Step};
 
 /// Why a configuration could not be compiled: every error, rendered with its
@@ -33,6 +34,35 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
+/// Optimisations, each switchable (the bench tool's `--optimizations`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The multi-pattern prefilter (see [`crate::prefilter`]).
+    pub prefilter: bool,
+    /// Check every evaluation the prefilter skips by running the operator anyway;
+    /// a skipped match panics. For tests and `--verify` runs only.
+    pub verify_prefilter: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            prefilter: true,
+            verify_prefilter: false,
+        }
+    }
+}
+
+impl Options {
+    /// Every optimisation off: plain sequential evaluation.
+    pub fn none() -> Self {
+        Options {
+            prefilter: false,
+            verify_prefilter: false,
+        }
+    }
+}
+
 /// A compiled rule set: settings, rules, per-phase step lists, transformation chains.
 /// Immutable; shared by every transaction through an `Arc`.
 #[derive(Debug)]
@@ -48,6 +78,10 @@ pub struct Program {
     /// Operators whose argument has macros, built per expanded argument and kept
     /// (bounded): `@within %{tx.allowed_methods}` is built once, not per request.
     dynamic_ops: RwLock<DynamicOps>,
+    /// The multi-pattern prefilter, when enabled and useful.
+    pub prefilter: Option<Prefilter>,
+    /// The options it was compiled with.
+    pub options: Options,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -62,6 +96,8 @@ impl Program {
         rules: Vec<Rule>,
         phases: [Vec<Step>; 5],
         chains: ChainTable,
+        prefilter: Option<Prefilter>,
+        options: Options,
     ) -> Self {
         Program {
             config,
@@ -69,6 +105,8 @@ impl Program {
             phases,
             chains,
             dynamic_ops: RwLock::new(HashMap::new()),
+            prefilter,
+            options,
         }
     }
 
@@ -104,19 +142,37 @@ impl Program {
     /// Loads and compiles configuration files (files, directories, globs).
     pub fn from_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Arc<Program>, CompileError> {
         let loaded = seclang::load_paths(paths);
-        crate::compile::compile(&loaded).map(Arc::new)
+        crate::compile::compile(&loaded, &Options::default()).map(Arc::new)
     }
 
     /// Compiles configuration text (Includes resolved relative to the current
     /// directory).
     pub fn from_str(name: &str, text: &str) -> Result<Arc<Program>, CompileError> {
         let loaded = seclang::parse_str(name, text);
-        crate::compile::compile(&loaded).map(Arc::new)
+        crate::compile::compile(&loaded, &Options::default()).map(Arc::new)
     }
 
     /// Compiles an already loaded configuration.
     pub fn from_loaded(loaded: &seclang::Loaded) -> Result<Arc<Program>, CompileError> {
-        crate::compile::compile(loaded).map(Arc::new)
+        crate::compile::compile(loaded, &Options::default()).map(Arc::new)
+    }
+
+    /// Compiles an already loaded configuration with chosen optimisations.
+    pub fn from_loaded_with(
+        loaded: &seclang::Loaded,
+        options: &Options,
+    ) -> Result<Arc<Program>, CompileError> {
+        crate::compile::compile(loaded, options).map(Arc::new)
+    }
+
+    /// Compiles configuration text with chosen optimisations.
+    pub fn from_str_with(
+        name: &str,
+        text: &str,
+        options: &Options,
+    ) -> Result<Arc<Program>, CompileError> {
+        let loaded = seclang::parse_str(name, text);
+        crate::compile::compile(&loaded, options).map(Arc::new)
     }
 
     /// The number of rules (chain starters) in all phases.

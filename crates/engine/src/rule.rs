@@ -21,7 +21,7 @@ pub enum KeySel {
     /// Members whose key equals this (compared ignoring ASCII case).
     Key(String),
     /// Members whose key matches this regex.
-    Regex(Arc<Regex>),
+    Regex(Arc<KeyRegex>),
     /// An XPath expression (XML only).
     XPath(String),
 }
@@ -33,6 +33,41 @@ impl KeySel {
             KeySel::All | KeySel::XPath(_) => true,
             KeySel::Key(k) => k.as_bytes().eq_ignore_ascii_case(key),
             KeySel::Regex(r) => r.is_match(key),
+        }
+    }
+}
+
+/// A regex selector (`ARGS:/^id_/`, matched case-insensitively). Most CRS
+/// selectors are plain words (`/__utm/`); those are matched by a case-insensitive
+/// substring search instead of the regex engine.
+#[derive(Debug)]
+pub struct KeyRegex {
+    re: Regex,
+    /// The lower-cased literal when the pattern is a plain substring.
+    literal: Option<Vec<u8>>,
+}
+
+impl KeyRegex {
+    /// Compiles a selector pattern (case-insensitive, as ModSecurity does).
+    pub fn new(pattern: &str) -> Result<KeyRegex, regex::Error> {
+        let re = regex::bytes::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()?;
+        let plain = !pattern.is_empty()
+            && pattern
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b' ');
+        Ok(KeyRegex {
+            re,
+            literal: plain.then(|| pattern.to_ascii_lowercase().into_bytes()),
+        })
+    }
+
+    /// Whether a key matches.
+    pub fn is_match(&self, key: &[u8]) -> bool {
+        match &self.literal {
+            Some(lit) => key.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit)),
+            None => self.re.is_match(key),
         }
     }
 }
@@ -247,6 +282,9 @@ pub struct Rule {
     pub setenvs: Vec<(MacroString, MacroString)>,
     /// `expirevar:col.key=seconds`.
     pub expirevars: Vec<(Var, MacroString, MacroString)>,
+    /// This rule's bit in the program's prefilter, when its operator has
+    /// required literals.
+    pub prefilter: Option<u32>,
     /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
     pub sanitise: Vec<(&'static str, Option<MacroString>)>,
 }

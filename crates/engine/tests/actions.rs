@@ -40,6 +40,8 @@
 //!                                  value (matched value), disruptive
 //! audit: yes | no                  whether the transaction is audit-relevant
 //! parts: ABCZ                      the audit log parts in effect
+//! auditjson: text                  the JSON audit record contains this text
+//! noauditjson: text                the JSON audit record does not contain it
 //! ```
 //!
 //! Every value after `: ` (and after `=` in `tx`, `col`, `rule`) takes escapes:
@@ -142,6 +144,7 @@ struct Request {
     rule: Vec<(u32, String, String)>,
     audit: Option<bool>,
     parts: Option<String>,
+    auditjson: Vec<(bool, String)>,
 }
 
 #[derive(Debug, Default)]
@@ -312,6 +315,9 @@ fn parse_file(file: &str, text: &str) -> Result<Vec<Case>, String> {
             }
             "audit" => req.audit = Some(value.trim() == "yes"),
             "parts" => req.parts = Some(value.trim().to_string()),
+            "auditjson" | "noauditjson" => req
+                .auditjson
+                .push((key == "auditjson", unescape_str(value).map_err(err)?)),
             other => return Err(err(format!("unknown key `{other}`"))),
         }
     }
@@ -461,6 +467,17 @@ fn run_case(case: &Case) -> Vec<String> {
                 ));
             }
         }
+        if !r.auditjson.is_empty() {
+            let record = tx.audit_json();
+            for (want, text) in &r.auditjson {
+                if record.contains(text.as_str()) != *want {
+                    fails.push(format!(
+                        "{req}: the audit record {} `{text}`: {record}",
+                        if *want { "lacks" } else { "contains" }
+                    ));
+                }
+            }
+        }
         if let Some(p) = &r.parts {
             if tx.audit_parts() != p {
                 fails.push(format!(
@@ -568,4 +585,30 @@ fn the_format_reads_escapes_and_multiline_configurations() {
     assert_eq!(r.body, b"x\ny");
     assert_eq!(r.ids, Some(vec![1]));
     assert!(parse_file("t", "case: b\nconf:\nno end\n").is_err());
+}
+
+/// Every action and every `ctl` option SecLang knows has at least one case.
+#[test]
+fn every_action_and_ctl_option_has_a_case() {
+    let cases = load_cases();
+    let confs: String = cases.iter().map(|c| c.conf.as_str()).collect();
+    let mentioned = |needle: &str| {
+        confs.match_indices(needle).any(|(at, _)| {
+            let before = confs[..at].chars().next_back();
+            let after = confs[at + needle.len()..].chars().next();
+            matches!(before, Some('"' | ',' | '!')) && matches!(after, Some(':' | ',' | '"' | '='))
+        })
+    };
+    let mut missing = Vec::new();
+    for (name, _, _) in seclang::names::ACTIONS {
+        if !mentioned(name) {
+            missing.push(format!("action `{name}`"));
+        }
+    }
+    for option in seclang::names::CTL_OPTIONS {
+        if !confs.contains(&format!("ctl:{option}=")) {
+            missing.push(format!("ctl option `{option}`"));
+        }
+    }
+    assert!(missing.is_empty(), "no case uses: {}", missing.join(", "));
 }

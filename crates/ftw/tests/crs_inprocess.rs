@@ -57,3 +57,57 @@ fn crs_regression_suite_in_process() {
         );
     }
 }
+
+/// The prefilter never changes a result: the whole suite with every optimisation on
+/// (and every skipped evaluation re-checked by running the operator) gives the same
+/// status and matched rules, stage by stage, as plain sequential evaluation.
+#[test]
+fn crs_suite_results_are_identical_with_and_without_the_prefilter() {
+    let crs = shared();
+    let text = ftw::crs_config::test_config(&crs).unwrap();
+    let plain = engine::Program::from_str_with("crs-test.conf", &text, &engine::Options::none())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let verified = engine::Options {
+        verify_prefilter: true,
+        ..engine::Options::default()
+    };
+    let fast = engine::Program::from_str_with("crs-test.conf", &text, &verified)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(fast.prefilter.is_some());
+    let suite = load_suite(&crs.join("tests/regression/tests")).unwrap();
+    let a = run_suite(
+        &suite,
+        &Filter::default(),
+        &mut EngineTarget::new(plain),
+        &mut |_| {},
+    );
+    let b = run_suite(
+        &suite,
+        &Filter::default(),
+        &mut EngineTarget::new(fast),
+        &mut |_| {},
+    );
+    assert_eq!(a.len(), b.len());
+    let mut differences = Vec::new();
+    for (x, y) in a.iter().zip(&b) {
+        for (sx, sy) in x.stages.iter().zip(&y.stages) {
+            let ox = sx
+                .outcome
+                .as_ref()
+                .map(|o| (o.status, o.matched_ids.clone()));
+            let oy = sy
+                .outcome
+                .as_ref()
+                .map(|o| (o.status, o.matched_ids.clone()));
+            if ox != oy {
+                differences.push(format!("{} stage {}: {:?} vs {:?}", x.id, sx.index, ox, oy));
+            }
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} differences:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}

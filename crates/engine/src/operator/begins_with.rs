@@ -20,6 +20,11 @@ impl BeginsWith {
 }
 
 impl Operator for BeginsWith {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        let lit: &[u8] = &self.prefix;
+        (!lit.is_empty()).then(|| vec![lit.to_vec()])
+    }
+
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
         input.starts_with(&self.prefix)
     }

@@ -24,6 +24,11 @@ impl Contains {
 }
 
 impl Operator for Contains {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        let lit: &[u8] = self.finder.needle();
+        (!lit.is_empty()).then(|| vec![lit.to_vec()])
+    }
+
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
         self.finder.find(input).is_some()
     }

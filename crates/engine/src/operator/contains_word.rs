@@ -32,6 +32,11 @@ fn boundary(input: &[u8], pos: Option<usize>) -> bool {
 }
 
 impl Operator for ContainsWord {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        let lit: &[u8] = self.finder.needle();
+        (!lit.is_empty()).then(|| vec![lit.to_vec()])
+    }
+
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
         let word = self.finder.needle();
         if word.is_empty() {

@@ -20,6 +20,11 @@ impl EndsWith {
 }
 
 impl Operator for EndsWith {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        let lit: &[u8] = &self.suffix;
+        (!lit.is_empty()).then(|| vec![lit.to_vec()])
+    }
+
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
         input.ends_with(&self.suffix)
     }

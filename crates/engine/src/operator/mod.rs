@@ -85,16 +85,19 @@ pub use regex::DEFAULT_MATCH_LIMIT;
 pub struct Captures {
     slots: Vec<Vec<u8>>,
     len: usize,
+    /// Bit i: group i took part in the match (a group that did not is unset, not
+    /// empty: ModSecurity leaves TX:i as it was).
+    present: u16,
 }
 
 impl Captures {
     /// Empties the captures (keeping buffers).
     pub fn clear(&mut self) {
         self.len = 0;
+        self.present = 0;
     }
 
-    /// Sets group `i` (0-9) to `bytes`; groups between the last set one and `i` become
-    /// empty.
+    /// Sets group `i` (0-9) to `bytes`.
     pub fn set(&mut self, i: usize, bytes: &[u8]) {
         if i > 9 {
             return;
@@ -102,16 +105,14 @@ impl Captures {
         while self.slots.len() <= i {
             self.slots.push(Vec::new());
         }
-        for slot in &mut self.slots[self.len.min(i)..i] {
-            slot.clear();
-        }
         let slot = &mut self.slots[i];
         slot.clear();
         slot.extend_from_slice(bytes);
+        self.present |= 1 << i;
         self.len = self.len.max(i + 1);
     }
 
-    /// The number of groups set (0 when nothing was captured).
+    /// One more than the highest group set (0 when nothing was captured).
     pub fn len(&self) -> usize {
         self.len
     }
@@ -121,9 +122,9 @@ impl Captures {
         self.len == 0
     }
 
-    /// Group `i`, if set.
+    /// Group `i`, if it was set.
     pub fn get(&self, i: usize) -> Option<&[u8]> {
-        (i < self.len).then(|| self.slots[i].as_slice())
+        (i < self.len && self.present & (1 << i) != 0).then(|| self.slots[i].as_slice())
     }
 }
 
@@ -189,6 +190,13 @@ pub trait Operator: Send + Sync + fmt::Debug {
     /// `@verifyCPF`, `@verifySSN`, `@verifySVNR`): which engine runs it, so that
     /// `palisade check` can report patterns that needed the backtracking fallback.
     fn regex_engine(&self) -> Option<RegexEngine> {
+        None
+    }
+
+    /// Literals of which at least one occurs (ASCII case-insensitively) in every
+    /// input this operator matches, for the multi-pattern prefilter; `None` when
+    /// there is no such set. An empty set means the operator never matches.
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
         None
     }
 }

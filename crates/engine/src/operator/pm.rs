@@ -25,6 +25,7 @@ use super::{Captures, Operator};
 #[derive(Debug)]
 pub(crate) struct Pm {
     phrases: Acmp,
+    literals: Vec<Vec<u8>>,
 }
 
 /// C `isspace` in the C locale.
@@ -125,13 +126,19 @@ pub(crate) fn phrases(argument: &str) -> Vec<Vec<u8>> {
 impl Pm {
     /// Parses the phrases and builds the automaton.
     pub(crate) fn new(argument: &str) -> Self {
+        let literals = phrases(argument);
         Pm {
-            phrases: Acmp::new(phrases(argument)),
+            phrases: Acmp::new(literals.clone()),
+            literals,
         }
     }
 }
 
 impl Operator for Pm {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        Some(self.literals.clone())
+    }
+
     fn evaluate(&self, input: &[u8], captures: Option<&mut Captures>) -> bool {
         match self.phrases.find(input) {
             Some(found) => {

@@ -18,6 +18,7 @@ use super::{Captures, Operator, OperatorEnv, OperatorError};
 #[derive(Debug)]
 pub(crate) struct PmFromFile {
     phrases: Acmp,
+    literals: Vec<Vec<u8>>,
 }
 
 /// `PmFromFile::isComment`.
@@ -78,13 +79,19 @@ impl PmFromFile {
                 "@pmFromFile: no file given".to_string(),
             ));
         }
+        let literals: Vec<Vec<u8>> = phrases.iter().filter(|p| !p.is_empty()).cloned().collect();
         Ok(PmFromFile {
             phrases: Acmp::new(phrases),
+            literals,
         })
     }
 }
 
 impl Operator for PmFromFile {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        Some(self.literals.clone())
+    }
+
     fn evaluate(&self, input: &[u8], captures: Option<&mut Captures>) -> bool {
         match self.phrases.find(input) {
             Some(found) => {

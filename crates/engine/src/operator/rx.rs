@@ -15,6 +15,8 @@ use super::{Captures, Operator, OperatorEnv, OperatorError, RegexEngine};
 pub(crate) struct Rx {
     /// `None` for the empty pattern.
     pattern: Option<Pattern>,
+    /// Literals every match contains (for the prefilter).
+    literals: Option<Vec<Vec<u8>>>,
 }
 
 impl Rx {
@@ -25,7 +27,13 @@ impl Rx {
         } else {
             Some(Pattern::compile(argument, env.match_limit)?)
         };
-        Ok(Rx { pattern })
+        let literals = match super::pcre::translate(argument, super::pcre::Dialect::Bytes) {
+            super::pcre::Translation::Pattern(p) if !argument.is_empty() => {
+                crate::prefilter::regex_literals(&p)
+            }
+            _ => None,
+        };
+        Ok(Rx { pattern, literals })
     }
 }
 
@@ -43,6 +51,10 @@ impl Operator for Rx {
             Some(c) => pattern.captures_first(input, c),
             None => true,
         }
+    }
+
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        self.literals.clone()
     }
 
     fn regex_engine(&self) -> Option<RegexEngine> {

@@ -21,6 +21,11 @@ impl StrEq {
 }
 
 impl Operator for StrEq {
+    fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
+        let lit: &[u8] = &self.value;
+        (!lit.is_empty()).then(|| vec![lit.to_vec()])
+    }
+
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
         *input == *self.value
     }

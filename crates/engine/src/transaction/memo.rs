@@ -20,6 +20,8 @@ enum Memo {
 #[derive(Debug, Default)]
 pub struct TransformMemo {
     slots: Vec<Vec<(ChainId, Memo)>>,
+    /// Prefilter scans per slot: (chain, rule bits).
+    scans: Vec<Vec<(ChainId, Vec<u64>)>>,
 }
 
 impl TransformMemo {
@@ -28,6 +30,35 @@ impl TransformMemo {
         for s in &mut self.slots {
             s.clear();
         }
+        for s in &mut self.scans {
+            s.clear();
+        }
+    }
+
+    /// The prefilter's rule bits for `(slot, chain)`, scanning the transformed value
+    /// once; call [`TransformMemo::compute`] first.
+    pub fn scan(
+        &mut self,
+        prefilter: &crate::prefilter::Prefilter,
+        chains: &ChainTable,
+        slot: u32,
+        chain: ChainId,
+        base: &[u8],
+    ) -> &[u64] {
+        let i = slot as usize;
+        if self.scans.len() <= i {
+            self.scans.resize_with(i + 1, Vec::new);
+        }
+        let pos = match self.scans[i].iter().position(|(c, _)| *c == chain) {
+            Some(p) => p,
+            None => {
+                let mut bits = Vec::new();
+                prefilter.scan(self.get(chains, slot, chain, base), &mut bits);
+                self.scans[i].push((chain, bits));
+                self.scans[i].len() - 1
+            }
+        };
+        &self.scans[i][pos].1
     }
 
     fn find(&self, slot: u32, chain: ChainId) -> Option<&Memo> {

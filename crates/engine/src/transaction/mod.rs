@@ -733,7 +733,9 @@ impl Transaction {
                         .unwrap_or(false),
                     _ => false,
                 };
-                status_relevant || !self.matched.is_empty()
+                // Only matches that go to the audit log make a transaction relevant
+                // (libmodsecurity's AuditLog::saveIfRelevant).
+                status_relevant || self.matched.iter().any(|m| m.auditlog)
             }
         }
     }

@@ -8,9 +8,10 @@
 //! MATCHED_VAR(S).
 
 use super::resolve::Src;
-use super::{Allowed, Intervention, Transaction};
+use super::{Allowed, Intervention, Sanitise, Transaction};
 use crate::audit::MatchedRule;
 use crate::collection::{now_unix, Collection};
+use crate::macros::MacroString;
 use crate::operator;
 use crate::rule::{AllowScope, CompiledOp, CtlAction, Disruptive, Rule, RuleIdx, Step};
 use crate::variable::Var;
@@ -216,6 +217,34 @@ impl Transaction {
                     let base = &self.data.entry(slot).value;
                     self.memo
                         .compute(&program.chains, slot, rule.transforms, base);
+                    if let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) {
+                        let base = &self.data.entry(slot).value;
+                        let bits = self
+                            .memo
+                            .scan(pf, &program.chains, slot, rule.transforms, base);
+                        if !crate::prefilter::has(bits, bit) {
+                            // No required literal occurs: the operator cannot match.
+                            if program.options.verify_prefilter {
+                                let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                                assert!(
+                                    !op.evaluate(v, None),
+                                    "prefilter hid a match of rule {} on {:?}",
+                                    rule.chain_id,
+                                    String::from_utf8_lossy(v)
+                                );
+                            }
+                            if negated {
+                                let v = self
+                                    .memo
+                                    .get(&program.chains, slot, rule.transforms, base)
+                                    .to_vec();
+                                matched_any = true;
+                                let name = self.display_name(c, &scratch);
+                                self.on_match(rule, name, v, false);
+                            }
+                            continue;
+                        }
+                    }
                     let v = self.memo.get(
                         &program.chains,
                         slot,
@@ -302,8 +331,9 @@ impl Transaction {
         {
             return true;
         }
+        // The target test is cheap and usually false: do it before the tag regexes.
         if self.state.removed_targets_by_tag.iter().any(|(re, e)| {
-            rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes())) && e.excludes(var, key)
+            e.excludes(var, key) && rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes()))
         }) {
             return true;
         }
@@ -384,6 +414,9 @@ impl Transaction {
             self.state.user_id = Some(k.clone());
             self.init_collection(Var::User, &k);
         }
+        for (name, arg) in &rule.sanitise {
+            self.record_sanitise(name, arg.as_ref(), rule);
+        }
         for (k, v) in &rule.setenvs {
             let k = self.expand_string(k, Some(rule));
             let mut val = Vec::new();
@@ -400,25 +433,6 @@ impl Transaction {
         if rule.id == 0 {
             return; // chain link: logging and disruption belong to the starter
         }
-        // v3 shares one RuleMessage along a chain: each link's msg, logdata and
-        // severity run after the full match, the last link first and the starter
-        // last, so the starter's value wins and a link's value shows when the
-        // starter has none. Every link's severity counts for HIGHEST_SEVERITY.
-        let mut msg_rule = rule.meta.msg.as_ref().map(|m| (m, rule));
-        let mut data_rule = rule.meta.logdata.as_ref().map(|m| (m, rule));
-        let mut severity = rule.meta.severity;
-        let mut next = rule.chain_next;
-        while let Some(n) = next {
-            let link = &program.rules[n as usize];
-            msg_rule = msg_rule.or(link.meta.msg.as_ref().map(|m| (m, link)));
-            data_rule = data_rule.or(link.meta.logdata.as_ref().map(|m| (m, link)));
-            severity = severity.or(link.meta.severity);
-            if let Some(sev) = link.meta.severity {
-                self.state.highest_severity =
-                    Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
-            }
-            next = link.chain_next;
-        }
         if let Some(sev) = rule.meta.severity {
             self.state.highest_severity =
                 Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
@@ -434,13 +448,19 @@ impl Transaction {
             let record = MatchedRule {
                 id: rule.id,
                 phase: rule.phase,
-                msg: msg_rule
-                    .map(|(m, r)| self.expand_string(m, Some(r)))
+                msg: rule
+                    .meta
+                    .msg
+                    .as_ref()
+                    .map(|m| self.expand_string(m, Some(rule)))
                     .unwrap_or_default(),
-                data: data_rule
-                    .map(|(m, r)| self.expand_string(m, Some(r)))
+                data: rule
+                    .meta
+                    .logdata
+                    .as_ref()
+                    .map(|m| self.expand_string(m, Some(rule)))
                     .unwrap_or_default(),
-                severity,
+                severity: rule.meta.severity,
                 tags: rule.meta.tags.clone(),
                 rev: rule.meta.rev.clone().unwrap_or_default(),
                 ver: rule.meta.ver.clone().unwrap_or_default(),
@@ -457,12 +477,14 @@ impl Transaction {
                     rule.operator.argument
                 ),
                 disruptive: disruptive_applies,
+                auditlog: rule.auditlog,
             };
             self.matched.push(record);
         }
         if !disruptive_applies {
             return;
         }
+        let _ = program;
         match &rule.disruptive {
             Disruptive::Pass => {}
             Disruptive::Deny => {
@@ -495,6 +517,36 @@ impl Transaction {
                     AllowScope::Request => Allowed::Request,
                     AllowScope::Phase => Allowed::Phase(rule.phase),
                 };
+            }
+        }
+    }
+
+    /// A `sanitise*` action of a matched rule: remembers what the audit log must
+    /// mask. `sanitiseMatched` and `sanitiseMatchedBytes` (masked whole) name every
+    /// variable the rule matched.
+    fn record_sanitise(&mut self, name: &str, arg: Option<&MacroString>, rule: &Rule) {
+        let arg = arg.map(|m| self.expand_string(m, Some(rule)));
+        let new: Vec<Sanitise> = match (name, arg) {
+            ("sanitiseArg", Some(a)) => vec![Sanitise::Arg(a)],
+            ("sanitiseRequestHeader", Some(h)) => vec![Sanitise::RequestHeader(h)],
+            ("sanitiseResponseHeader", Some(h)) => vec![Sanitise::ResponseHeader(h)],
+            ("sanitiseMatched" | "sanitiseMatchedBytes", _) => self
+                .state
+                .matched_vars
+                .iter()
+                .map(|(n, _)| Sanitise::Matched(n.clone()))
+                .chain(
+                    self.state
+                        .matched_var
+                        .iter()
+                        .map(|(n, _)| Sanitise::Matched(n.clone())),
+                )
+                .collect(),
+            _ => Vec::new(),
+        };
+        for s in new {
+            if !self.state.sanitised.contains(&s) {
+                self.state.sanitised.push(s);
             }
         }
     }
@@ -560,7 +612,8 @@ impl Transaction {
 
 const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
 
-/// `auditLogParts=+E` adds parts, `-E` removes them, otherwise replaces.
+/// `auditLogParts=+E` adds parts, `-E` removes them (the compiler refuses any other
+/// form, as v3 does; a bare list would replace).
 fn merge_parts(base: &str, change: &str) -> String {
     if let Some(add) = change.strip_prefix('+') {
         let mut s = base.to_string();
