@@ -5,12 +5,15 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::hash::BuildHasherDefault;
+
 use indexmap::IndexMap;
+use rustc_hash::FxHasher;
 
 /// A collection: lower-case keys to values, in insertion order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Collection {
-    vars: IndexMap<String, Vec<u8>>,
+    vars: IndexMap<String, Vec<u8>, BuildHasherDefault<FxHasher>>,
     /// Expiry (unix seconds) per key, from `expirevar`.
     expiry: HashMap<String, u64>,
 }
@@ -27,7 +30,16 @@ impl Collection {
 
     /// Sets a key.
     pub fn set(&mut self, key: &str, value: Vec<u8>) {
-        self.vars.insert(key.to_ascii_lowercase(), value);
+        let lower = !key.bytes().any(|b| b.is_ascii_uppercase());
+        if lower {
+            if let Some(v) = self.vars.get_mut(key) {
+                *v = value;
+                return;
+            }
+            self.vars.insert(key.to_string(), value);
+        } else {
+            self.vars.insert(key.to_ascii_lowercase(), value);
+        }
     }
 
     /// Removes a key.

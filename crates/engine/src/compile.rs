@@ -506,11 +506,16 @@ impl Compiler<'_> {
                         self.error(a.span, format!("setvar: `{}` is not a collection rules can write (tx, ip, global, session, user, resource)", sv.collection));
                         return None;
                     };
+                    let key = MacroString::parse(&sv.key);
+                    let key_literal = key
+                        .literal()
+                        .map(|k| String::from_utf8_lossy(k).to_ascii_lowercase());
                     setvars.push(SetVarAction {
                         collection,
-                        key: MacroString::parse(&sv.key),
+                        key,
                         op: sv.op,
                         value: MacroString::parse(&sv.value),
+                        key_literal,
                     });
                 }
                 ("ctl", ActionValue::Ctl(c)) => match self.ctl(c, a.span) {
@@ -661,7 +666,8 @@ impl Compiler<'_> {
     fn key_sel(&mut self, sel: &Option<Selector>, span: Span) -> Option<KeySel> {
         Some(match sel {
             None => KeySel::All,
-            Some(Selector::Key(k)) => KeySel::Key(k.clone()),
+            // Keys compare case-insensitively; lower-cased once here.
+            Some(Selector::Key(k)) => KeySel::Key(k.to_ascii_lowercase()),
             Some(Selector::XPath(x)) => {
                 // body::xml evaluates a subset of XPath (no namespace prefixes, so no
                 // `xmlns`); refuse the rest when loading, as that module documents,

@@ -160,6 +160,8 @@ pub struct SetVarAction {
     pub op: seclang::SetVarOp,
     /// The value (macro string).
     pub value: MacroString,
+    /// The key, lower-cased, when it has no macro (resolved at load time).
+    pub key_literal: Option<String>,
 }
 
 /// A `ctl` action.

@@ -368,28 +368,35 @@ impl Transaction {
 
     fn run_setvars(&mut self, rule: &Rule) {
         for sv in &rule.setvars {
-            let key = self.expand_string(&sv.key, Some(rule)).to_ascii_lowercase();
+            let expanded;
+            let key: &str = match &sv.key_literal {
+                Some(k) => k,
+                None => {
+                    expanded = self.expand_string(&sv.key, Some(rule)).to_ascii_lowercase();
+                    &expanded
+                }
+            };
             let mut value = Vec::new();
-            self.expand(&sv.value, Some(rule), &mut value);
-            let current = self
-                .collection_mut(sv.collection)
-                .and_then(|c| c.get(&key).map(<[u8]>::to_vec));
+            match sv.value.literal() {
+                Some(l) => value.extend_from_slice(l),
+                None => self.expand(&sv.value, Some(rule), &mut value),
+            }
             let Some(col) = self.collection_mut(sv.collection) else {
                 continue;
             };
             match sv.op {
-                SetVarOp::Set => col.set(&key, value),
-                SetVarOp::Flag => col.set(&key, b"1".to_vec()),
-                SetVarOp::Unset => col.remove(&key),
+                SetVarOp::Set => col.set(key, value),
+                SetVarOp::Flag => col.set(key, b"1".to_vec()),
+                SetVarOp::Unset => col.remove(key),
                 SetVarOp::Add | SetVarOp::Sub => {
-                    let a = parse_int(current.as_deref().unwrap_or(b"0"));
+                    let a = parse_int(col.get(key).unwrap_or(b"0"));
                     let b = parse_int(&value);
                     let r = if sv.op == SetVarOp::Add {
                         a.saturating_add(b)
                     } else {
                         a.saturating_sub(b)
                     };
-                    col.set(&key, r.to_string().into_bytes());
+                    col.set(key, r.to_string().into_bytes());
                 }
             }
         }

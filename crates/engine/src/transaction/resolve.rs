@@ -75,7 +75,7 @@ impl Transaction {
         if let KeySel::Key(k) = sel {
             // A named member: one lookup, not a scan.
             if let Some(v) = c.get(k) {
-                let i = scratch.add(k.to_ascii_lowercase().as_bytes(), v);
+                let i = scratch.add(k.as_bytes(), v);
                 out.push(Candidate {
                     var,
                     count: false,
