@@ -18,6 +18,7 @@ SecRequestBodyNoFilesLimit 131072
 SecRequestBodyLimitAction Reject
 SecRequestBodyJsonDepthLimit 512
 SecArgumentsLimit 1000
+SecRule &ARGS "@ge 1000" "id:1000005,phase:2,t:none,log,deny,status:400,msg:'Too many arguments: the limit of 1000 was reached',severity:2"
 SecRule REQBODY_ERROR "!@eq 0" "id:1000002,phase:2,t:none,log,deny,status:400,msg:'Request body could not be parsed: %{reqbody_error_msg}',severity:2"
 SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:1000003,phase:2,t:none,log,deny,status:400,msg:'Multipart request body failed strict validation'"
 SecRule MULTIPART_UNMATCHED_BOUNDARY "@eq 1" "id:1000004,phase:2,t:none,log,deny,msg:'Multipart parser saw a possible unmatched boundary'"

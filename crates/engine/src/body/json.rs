@@ -343,12 +343,22 @@ struct JsonParser<'a, 'o> {
 enum Cancel {
     Depth,
     Args,
+    /// An argument name longer than [`MAX_NAME_LEN`].
+    NameTooLong,
 }
+
+/// Longest argument name produced. v3 has no limit, but names repeat their
+/// parents' keys, so one long key would be copied into every leaf name (found by
+/// fuzzing: output quadratic in the body). A longer name fails the body instead.
+pub const MAX_NAME_LEN: usize = 8192;
 
 fn cancelled(c: Cancel) -> String {
     match c {
         Cancel::Depth => format!("{CANCELLED}{DEPTH_SUFFIX}"),
         Cancel::Args => CANCELLED.to_string(),
+        Cancel::NameTooLong => {
+            format!("{CANCELLED}. Argument name longer than {MAX_NAME_LEN} bytes")
+        }
     }
 }
 
@@ -505,6 +515,9 @@ impl JsonParser<'_, '_> {
 
     /// v3's `JSON::addArgument`.
     fn add_argument(&mut self, value: Vec<u8>) -> Result<(), Cancel> {
+        if self.prefix.len() + self.current_key.len() > MAX_NAME_LEN {
+            return Err(Cancel::NameTooLong);
+        }
         let mut name = self.prefix.clone();
         let top_is_array = self.frames.last().map(|f| f.is_array);
         if top_is_array == Some(true) {

@@ -314,6 +314,9 @@ struct Part {
     content_truncated: bool,
     tmp_file_open: bool,
     headers: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Lower-cased header names, for the duplicate check in constant time (v3 keeps
+    /// the headers in a map).
+    header_names: std::collections::HashSet<Vec<u8>>,
     last_header_name: Vec<u8>,
     last_header_line: Vec<u8>,
     header_lines: Vec<Vec<u8>>,
@@ -331,6 +334,7 @@ impl Part {
             content_truncated: false,
             tmp_file_open: false,
             headers: Vec::new(),
+            header_names: std::collections::HashSet::new(),
             last_header_name: Vec::new(),
             last_header_line: Vec::new(),
             header_lines: Vec::new(),
@@ -345,8 +349,10 @@ impl Part {
     }
 
     fn header_mut(&mut self, name: &[u8]) -> Option<&mut Vec<u8>> {
+        // Folding continues the header added last: search from the end.
         self.headers
             .iter_mut()
+            .rev()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
     }
@@ -802,17 +808,18 @@ impl Parser {
             let Some(value) = mpp.header_mut(&last_name) else {
                 return;
             };
-            let mut folded = std::mem::take(value);
-            folded.push(b' ');
-            folded.extend_from_slice(&new_value);
-            *value = folded.clone();
-            if folded.len() > MULTIPART_BUF_SIZE {
+            // The length is checked before the value grows: a header folded over
+            // many lines stops growing at the limit, so each further line costs
+            // nothing (no quadratic copying; found by fuzzing).
+            if value.len() + 1 + new_value.len() > MULTIPART_BUF_SIZE {
                 self.set_error("Multipart: Part header too long.");
                 return;
             }
+            value.push(b' ');
+            value.extend_from_slice(&new_value);
             let mut line = last_name;
             line.extend_from_slice(b": ");
-            line.extend_from_slice(&folded);
+            line.extend_from_slice(value);
             mpp.last_header_line = line;
             return;
         }
@@ -845,7 +852,7 @@ impl Parser {
         }
         let mut value = self.buf[v..].to_vec();
         chomp(&mut value);
-        if mpp.header(&name).is_some() {
+        if !mpp.header_names.insert(name.to_ascii_lowercase()) {
             // "Duplicate part header": v3 returns without an error message.
             return;
         }

@@ -89,10 +89,81 @@ pub const XML_PARSE_ERROR: &str = "XML: Failed parsing document.";
 /// before giving up (libxml2 accepts undeclared prefixes).
 const MAX_UNDECLARED_PREFIXES: usize = 8;
 
+/// Most attributes one element may have.
+pub const MAX_ATTRIBUTES: usize = 256;
+/// Most namespace declarations a document may have.
+pub const MAX_NAMESPACE_DECLARATIONS: usize = 256;
+
+/// A linear pre-scan that refuses documents whose shape would make the tree
+/// builder super-linear (found by fuzzing: roxmltree checks each attribute against
+/// the element's previous ones, and copies the namespaces in scope into every
+/// element). Attributes are counted as `=` inside a tag outside quotes; comments,
+/// CDATA sections, declarations and processing instructions are skipped.
+fn check_shape(body: &[u8]) -> Result<(), String> {
+    let mut i = 0;
+    let mut namespaces = 0usize;
+    while let Some(lt) = memchr::memchr(b'<', &body[i..]) {
+        i += lt + 1;
+        let rest = &body[i..];
+        let skip_to = |end: &[u8]| memchr::memmem::find(rest, end).map(|p| p + end.len());
+        if rest.starts_with(b"!--") {
+            i += skip_to(b"-->").unwrap_or(rest.len());
+            continue;
+        }
+        if rest.starts_with(b"![CDATA[") {
+            i += skip_to(b"]]>").unwrap_or(rest.len());
+            continue;
+        }
+        if rest.starts_with(b"?") || rest.starts_with(b"!") {
+            i += memchr::memchr(b'>', rest).map_or(rest.len(), |p| p + 1);
+            continue;
+        }
+        let mut attributes = 0usize;
+        let mut quote = 0u8;
+        let mut word_start = 0;
+        let mut j = 0;
+        while j < rest.len() {
+            let b = rest[j];
+            if quote != 0 {
+                if b == quote {
+                    quote = 0;
+                    word_start = j + 1;
+                }
+            } else if b == b'"' || b == b'\'' {
+                quote = b;
+            } else if b.is_ascii_whitespace() {
+                word_start = j + 1;
+            } else if b == b'=' {
+                attributes += 1;
+                if attributes > MAX_ATTRIBUTES {
+                    return Err(format!(
+                        "XML: more than {MAX_ATTRIBUTES} attributes on one element."
+                    ));
+                }
+                let name = &rest[word_start..j];
+                if name == b"xmlns" || name.starts_with(b"xmlns:") {
+                    namespaces += 1;
+                    if namespaces > MAX_NAMESPACE_DECLARATIONS {
+                        return Err(format!(
+                            "XML: more than {MAX_NAMESPACE_DECLARATIONS} namespace declarations."
+                        ));
+                    }
+                }
+            } else if b == b'>' {
+                break;
+            }
+            j += 1;
+        }
+        i += j;
+    }
+    Ok(())
+}
+
 /// Parses an XML body. Returns [`XML_PARSE_ERROR`] when the document is not
 /// well-formed (or its encoding is not supported). Never panics, never fetches
 /// anything.
 pub fn parse_xml(body: &[u8]) -> Result<XmlDoc, String> {
+    check_shape(body)?;
     let mut text = decode(body).ok_or_else(|| XML_PARSE_ERROR.to_string())?;
     for _ in 0..=MAX_UNDECLARED_PREFIXES {
         match try_parse(&text) {

@@ -356,11 +356,23 @@ impl Transaction {
         self.data.set(Var::RequestUriRaw, uri.as_bytes());
     }
 
+    /// Adds arguments, at most `SecArgumentsLimit` in ARGS (as libmodsecurity v3's
+    /// `addArgument`, further ones are skipped; the CRS base configuration denies
+    /// requests that reach the limit).
     fn add_args(&mut self, args: &[Arg], var: Var, names: Var) {
-        for a in args {
+        let room = self.args_room();
+        for a in args.iter().take(room) {
             self.data.push(var, &a.name, &a.value);
             self.data.push(names, &a.name, &a.name);
         }
+    }
+
+    /// How many more arguments ARGS may hold.
+    fn args_room(&self) -> usize {
+        let have = self.data.slots(Var::ArgsGet).len() + self.data.slots(Var::ArgsPost).len();
+        usize::try_from(self.program.config.arguments_limit)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(have)
     }
 
     /// Adds a request header (before phase 1).
@@ -491,7 +503,7 @@ impl Transaction {
             Some("JSON") => {
                 let mut args = Vec::new();
                 let depth = self.program.config.json_depth_limit as usize;
-                let max = self.program.config.arguments_limit as usize;
+                let max = self.args_room();
                 if let Err(e) = body::json::parse_json(&body, depth, max, &mut args) {
                     if !body.is_empty() {
                         error = Some(format!("JSON parsing error: {e}"));
