@@ -8,7 +8,9 @@ use seclang::{parse_str_with, Options};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let options = Options { follow_includes: false };
+    let options = Options {
+        follow_includes: false,
+    };
     let loaded = parse_str_with("fuzz.conf", &text, &options);
     for e in &loaded.errors {
         let _ = e.render(&loaded.sources);

@@ -91,6 +91,8 @@ pub fn parse_json(
         depth_limit,
         max_args,
         added: 0,
+        name_bytes: 0,
+        name_budget: body.len().saturating_mul(16).saturating_add(64 << 10),
         out,
     };
     p.run()
@@ -336,6 +338,11 @@ struct JsonParser<'a, 'o> {
     depth_limit: usize,
     max_args: usize,
     added: usize,
+    /// Bytes of argument names produced so far, and the most allowed: names repeat
+    /// their parents' keys, so they are bounded relative to the body (16 times it
+    /// plus 64 KiB), or the body fails.
+    name_bytes: usize,
+    name_budget: usize,
     out: &'o mut Vec<Arg>,
 }
 
@@ -516,6 +523,10 @@ impl JsonParser<'_, '_> {
     /// v3's `JSON::addArgument`.
     fn add_argument(&mut self, value: Vec<u8>) -> Result<(), Cancel> {
         if self.prefix.len() + self.current_key.len() > MAX_NAME_LEN {
+            return Err(Cancel::NameTooLong);
+        }
+        self.name_bytes += self.prefix.len() + self.current_key.len();
+        if self.name_bytes > self.name_budget {
             return Err(Cancel::NameTooLong);
         }
         let mut name = self.prefix.clone();

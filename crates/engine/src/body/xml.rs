@@ -163,8 +163,9 @@ fn check_shape(body: &[u8]) -> Result<(), String> {
 /// well-formed (or its encoding is not supported). Never panics, never fetches
 /// anything.
 pub fn parse_xml(body: &[u8]) -> Result<XmlDoc, String> {
-    check_shape(body)?;
     let mut text = decode(body).ok_or_else(|| XML_PARSE_ERROR.to_string())?;
+    // On the decoded text: a UTF-16 body would hide its shape from a byte scan.
+    check_shape(text.as_bytes())?;
     for _ in 0..=MAX_UNDECLARED_PREFIXES {
         match try_parse(&text) {
             Ok(doc) => return Ok(doc),

@@ -133,7 +133,7 @@ pub(crate) struct State {
     pub persistent: Vec<(Var, String, Collection)>,
     pub env: Collection,
     pub geo: Collection,
-    pub matched_var: Option<(String, Vec<u8>)>,
+    /// MATCHED_VARS of the current rule (and chain); the last is MATCHED_VAR.
     pub matched_vars: Vec<(String, Vec<u8>)>,
     pub removed_ids: Vec<seclang::IdRange>,
     pub removed_tags: Vec<Arc<regex::bytes::Regex>>,
@@ -145,6 +145,13 @@ pub(crate) struct State {
     pub sanitised: Vec<Sanitise>,
     pub session_id: Option<String>,
     pub user_id: Option<String>,
+}
+
+impl State {
+    /// MATCHED_VAR and MATCHED_VAR_NAME: the last match.
+    pub fn matched_var(&self) -> Option<&(String, Vec<u8>)> {
+        self.matched_vars.last()
+    }
 }
 
 /// One HTTP transaction.
@@ -423,9 +430,18 @@ impl Transaction {
 
     /// Feeds request body bytes (in order). Bytes beyond the limit are not kept.
     pub fn append_request_body(&mut self, chunk: &[u8]) -> BodyStatus {
-        let limit = self
+        let mut limit = self
             .request_body_limit
             .unwrap_or(self.program.config.request_body_limit);
+        // SecRequestBodyNoFilesLimit: a body without file uploads (anything but
+        // multipart) is held to the smaller limit.
+        let multipart = self.body_processor.as_deref() == Some("MULTIPART")
+            || (self.body_processor.is_none()
+                && self.data.first(Var::ReqbodyProcessor) == Some(&b"MULTIPART"[..]));
+        let no_files = self.program.config.request_body_no_files_limit;
+        if !multipart && no_files > 0 && (limit == 0 || no_files < limit) {
+            limit = no_files;
+        }
         let current = self.request_body.len() as u64;
         if limit > 0 && current + chunk.len() as u64 > limit {
             self.data.set(Var::InboundDataError, b"1");

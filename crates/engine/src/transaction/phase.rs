@@ -120,7 +120,6 @@ impl Transaction {
     fn eval_chain(&mut self, program: &crate::Program, idx: RuleIdx) -> bool {
         let rule = &program.rules[idx as usize];
         if !self.eval_rule(program, rule) {
-            self.state.matched_var = None;
             self.state.matched_vars.clear();
             return false;
         }
@@ -313,8 +312,7 @@ impl Transaction {
                 }
             }
         }
-        self.state.matched_vars.push((name.clone(), value.clone()));
-        self.state.matched_var = Some((name, value));
+        self.state.matched_vars.push((name, value));
         self.run_setvars(rule);
     }
 
@@ -448,9 +446,8 @@ impl Transaction {
         if rule.log {
             let (mvn, mv) = self
                 .state
-                .matched_var
-                .clone()
-                .map(|(n, v)| (n, String::from_utf8_lossy(&v).into_owned()))
+                .matched_var()
+                .map(|(n, v)| (n.clone(), String::from_utf8_lossy(v).into_owned()))
                 .unwrap_or_default();
             let record = MatchedRule {
                 id: rule.id,
@@ -542,12 +539,6 @@ impl Transaction {
                 .matched_vars
                 .iter()
                 .map(|(n, _)| Sanitise::Matched(n.clone()))
-                .chain(
-                    self.state
-                        .matched_var
-                        .iter()
-                        .map(|(n, _)| Sanitise::Matched(n.clone())),
-                )
                 .collect(),
             _ => Vec::new(),
         };

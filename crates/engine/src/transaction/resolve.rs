@@ -240,14 +240,12 @@ impl Transaction {
         match var {
             Var::MatchedVar => Some(Cow::Borrowed(
                 self.state
-                    .matched_var
-                    .as_ref()
+                    .matched_var()
                     .map_or(&b""[..], |(_, v)| v.as_slice()),
             )),
             Var::MatchedVarName => Some(Cow::Borrowed(
                 self.state
-                    .matched_var
-                    .as_ref()
+                    .matched_var()
                     .map_or(&b""[..], |(n, _)| n.as_bytes()),
             )),
             Var::HighestSeverity => owned(
