@@ -71,6 +71,7 @@ mod unsupported;
 mod validate_byte_range;
 mod validate_url_encoding;
 mod validate_utf8_encoding;
+mod verified;
 mod verify_cc;
 mod verify_cpf;
 mod verify_ssn;
@@ -264,9 +265,9 @@ pub fn build(
         "validateUrlEncoding" => Box::new(validate_url_encoding::ValidateUrlEncoding),
         "validateUtf8Encoding" => Box::new(validate_utf8_encoding::ValidateUtf8Encoding),
         "verifyCC" => Box::new(verify_cc::VerifyCc::new(argument, env)?),
-        "verifyCPF" => Box::new(verify_cpf::VerifyCpf::new(argument, env)?),
-        "verifySSN" => Box::new(verify_ssn::VerifySsn::new(argument, env)?),
-        "verifySVNR" => Box::new(verify_svnr::VerifySvnr::new(argument, env)?),
+        "verifyCPF" => Box::new(verify_cpf::new(argument, env)?),
+        "verifySSN" => Box::new(verify_ssn::new(argument, env)?),
+        "verifySVNR" => Box::new(verify_svnr::new(argument, env)?),
         "within" => Box::new(within::Within::new(argument)),
         other => return Err(unsupported::reason(other)),
     })

@@ -9,15 +9,8 @@
 //! accepted match. An empty pattern never matches. Quadratic in the worst case, like
 //! ModSecurity.
 
-use super::regex::Pattern;
-use super::{Captures, Operator, OperatorEnv, OperatorError, RegexEngine};
-
-/// The `@verifySSN` operator.
-#[derive(Debug)]
-pub(crate) struct VerifySsn {
-    /// `None` for the empty pattern.
-    pattern: Option<Pattern>,
-}
+use super::verified::Verified;
+use super::{OperatorEnv, OperatorError};
 
 /// ModSecurity's `VerifySSN::verify`.
 pub(crate) fn verify(candidate: &[u8]) -> bool {
@@ -45,40 +38,7 @@ pub(crate) fn verify(candidate: &[u8]) -> bool {
     !(area == 0 || group == 0 || serial == 0 || area >= 740 || area == 666)
 }
 
-impl VerifySsn {
-    /// Compiles the candidate pattern.
-    pub(crate) fn new(argument: &str, env: &OperatorEnv) -> Result<Self, OperatorError> {
-        let pattern = if argument.is_empty() {
-            None
-        } else {
-            Some(Pattern::compile(argument, env.match_limit)?)
-        };
-        Ok(VerifySsn { pattern })
-    }
-}
-
-impl Operator for VerifySsn {
-    fn evaluate(&self, input: &[u8], captures: Option<&mut Captures>) -> bool {
-        let Some(pattern) = &self.pattern else {
-            return false;
-        };
-        match pattern.scan_suffixes(input, verify) {
-            Some((s, e)) => {
-                if let Some(c) = captures {
-                    c.clear();
-                    c.set(0, &input[s..e]);
-                }
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn regex_engine(&self) -> Option<RegexEngine> {
-        Some(
-            self.pattern
-                .as_ref()
-                .map_or(RegexEngine::Linear, Pattern::engine),
-        )
-    }
+/// Builds the operator: the candidate pattern with this file's check.
+pub(crate) fn new(argument: &str, env: &OperatorEnv) -> Result<Verified, OperatorError> {
+    Verified::new(argument, env, verify)
 }

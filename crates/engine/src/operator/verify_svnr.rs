@@ -12,15 +12,8 @@
 //! With `capture`, TX:0 is the accepted match. An empty pattern never matches.
 //! Quadratic in the worst case, like ModSecurity.
 
-use super::regex::Pattern;
-use super::{Captures, Operator, OperatorEnv, OperatorError, RegexEngine};
-
-/// The `@verifySVNR` operator.
-#[derive(Debug)]
-pub(crate) struct VerifySvnr {
-    /// `None` for the empty pattern.
-    pattern: Option<Pattern>,
-}
+use super::verified::Verified;
+use super::{OperatorEnv, OperatorError};
 
 /// ModSecurity's `VerifySVNR::verify`.
 pub(crate) fn verify(candidate: &[u8]) -> bool {
@@ -59,40 +52,7 @@ pub(crate) fn verify(candidate: &[u8]) -> bool {
     check == d[3]
 }
 
-impl VerifySvnr {
-    /// Compiles the candidate pattern.
-    pub(crate) fn new(argument: &str, env: &OperatorEnv) -> Result<Self, OperatorError> {
-        let pattern = if argument.is_empty() {
-            None
-        } else {
-            Some(Pattern::compile(argument, env.match_limit)?)
-        };
-        Ok(VerifySvnr { pattern })
-    }
-}
-
-impl Operator for VerifySvnr {
-    fn evaluate(&self, input: &[u8], captures: Option<&mut Captures>) -> bool {
-        let Some(pattern) = &self.pattern else {
-            return false;
-        };
-        match pattern.scan_suffixes(input, verify) {
-            Some((s, e)) => {
-                if let Some(c) = captures {
-                    c.clear();
-                    c.set(0, &input[s..e]);
-                }
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn regex_engine(&self) -> Option<RegexEngine> {
-        Some(
-            self.pattern
-                .as_ref()
-                .map_or(RegexEngine::Linear, Pattern::engine),
-        )
-    }
+/// Builds the operator: the candidate pattern with this file's check.
+pub(crate) fn new(argument: &str, env: &OperatorEnv) -> Result<Verified, OperatorError> {
+    Verified::new(argument, env, verify)
 }
