@@ -162,6 +162,12 @@ impl Transaction {
                 cands.truncate(w);
             }
         }
+        // No value to inspect: no match (whatever the operator), and nothing to build.
+        if cands.is_empty() {
+            self.scratch = scratch;
+            self.cands = cands;
+            return false;
+        }
         // A dynamic operator is built per expanded argument (cached by the program).
         let dynamic;
         let op: &dyn operator::Operator = match &rule.operator.op {
