@@ -284,14 +284,26 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     } else {
         None
     };
-    Ok(Program::new(
-        config,
-        rules,
-        phases,
-        chains,
-        prefilter,
-        options.clone(),
-    ))
+    let relevant_status = match &config.audit_log_relevant_status {
+        Some(pattern) => {
+            let env = OperatorEnv {
+                match_limit: config.pcre_match_limit,
+                ..OperatorEnv::default()
+            };
+            match operator::build("rx", pattern, &env) {
+                Ok(op) => Some(op),
+                Err(e) => {
+                    return Err(CompileError::new(format!(
+                        "error: SecAuditLogRelevantStatus `{pattern}`: {e}\n"
+                    )))
+                }
+            }
+        }
+        None => None,
+    };
+    let mut program = Program::new(config, rules, phases, chains, prefilter, options.clone());
+    program.relevant_status = relevant_status;
+    Ok(program)
 }
 
 fn pendings(entries: &mut [Entry]) -> impl Iterator<Item = &mut Pending> {

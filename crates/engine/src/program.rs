@@ -82,6 +82,8 @@ pub struct Program {
     pub prefilter: Option<Prefilter>,
     /// The options it was compiled with.
     pub options: Options,
+    /// `SecAuditLogRelevantStatus`, compiled once (a PCRE pattern, as `@rx`).
+    pub relevant_status: Option<Box<dyn Operator>>,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -107,6 +109,7 @@ impl Program {
             dynamic_ops: RwLock::new(HashMap::new()),
             prefilter,
             options,
+            relevant_status: None,
         }
     }
 

@@ -753,12 +753,10 @@ impl Transaction {
             AuditEngine::Off => false,
             AuditEngine::RelevantOnly => {
                 let status_relevant = match (
-                    &self.program.config.audit_log_relevant_status,
+                    &self.program.relevant_status,
                     self.data.first(Var::ResponseStatus),
                 ) {
-                    (Some(re), Some(status)) => regex::bytes::Regex::new(re)
-                        .map(|r| r.is_match(status))
-                        .unwrap_or(false),
+                    (Some(re), Some(status)) => re.evaluate(status, None),
                     _ => false,
                 };
                 // Only matches that go to the audit log make a transaction relevant
