@@ -2,7 +2,7 @@
 //! immutable [`Program`] and evaluates HTTP [`Transaction`]s against it with
 //! ModSecurity v3's semantics.
 //!
-//! ```no_run
+//! ```
 //! use engine::{Program, Transaction, Connection};
 //! let program = Program::from_str("inline.conf", "SecRuleEngine On\n\
 //!     SecRule ARGS \"@rx evil\" \"id:1,phase:1,deny,status:403\"\n").unwrap();
