@@ -10,7 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::audit::MatchedRule;
-use crate::collection::now_unix;
+use crate::collection::{now_unix, CivilTime};
 use crate::transaction::{Sanitise, Transaction};
 use crate::variable::Var;
 use crate::EngineMode;
@@ -186,31 +186,20 @@ fn sanitise_args(tx: &Transaction, body: &str, sanitised: &[Sanitise]) -> String
 
 /// `Mon Nov 22 00:11:14 2026` style time stamp (UTC).
 fn http_date(secs: u64) -> String {
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
+    let t = CivilTime::from_unix(secs);
     format!(
         "{} {} {:02} {:02}:{:02}:{:02} {}",
-        DAYS[(days % 7) as usize],
-        MONTHS[(mo - 1) as usize],
-        d,
-        h,
-        m,
-        s,
-        y
+        DAYS[t.weekday as usize],
+        MONTHS[(t.month - 1) as usize],
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
+        t.year
     )
 }
 

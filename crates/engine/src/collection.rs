@@ -111,6 +111,50 @@ pub fn now_unix() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// A UTC calendar time (proleptic Gregorian), for TIME* variables and log stamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CivilTime {
+    /// Year.
+    pub year: i64,
+    /// Month, 1-12.
+    pub month: u32,
+    /// Day of the month, 1-31.
+    pub day: u32,
+    /// Hour, 0-23.
+    pub hour: u64,
+    /// Minute, 0-59.
+    pub minute: u64,
+    /// Second, 0-59.
+    pub second: u64,
+    /// Day of the week, 0 = Sunday.
+    pub weekday: u64,
+}
+
+impl CivilTime {
+    /// The calendar time of a Unix time stamp.
+    pub fn from_unix(secs: u64) -> CivilTime {
+        let days = secs / 86_400;
+        let rem = secs % 86_400;
+        let z = days as i64 + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        CivilTime {
+            year: yoe + era * 400 + i64::from(month <= 2),
+            month,
+            day,
+            hour: rem / 3600,
+            minute: rem % 3600 / 60,
+            second: rem % 60,
+            weekday: (days + 4) % 7,
+        }
+    }
+}
+
 impl CollectionStore for MemoryStore {
     fn load(&self, collection: &str, key: &str) -> Collection {
         let now = now_unix();

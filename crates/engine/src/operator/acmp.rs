@@ -175,6 +175,21 @@ impl Acmp {
     }
 
     /// Runs `acmp_process_quick`: the text of the state where the first phrase ends.
+    /// `@pm`'s result: whether a phrase occurs; with captures, TX:0 is the text
+    /// ModSecurity reports for the match.
+    pub(crate) fn matches(&self, input: &[u8], captures: Option<&mut super::Captures>) -> bool {
+        match self.find(input) {
+            Some(found) => {
+                if let Some(c) = captures {
+                    c.clear();
+                    c.set(0, found);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(crate) fn find(&self, input: &[u8]) -> Option<&[u8]> {
         let prefilter = self.prefilter.as_ref()?;
         if !prefilter.is_match(input) {

@@ -93,15 +93,6 @@ impl Operator for PmFromFile {
     }
 
     fn evaluate(&self, input: &[u8], captures: Option<&mut Captures>) -> bool {
-        match self.phrases.find(input) {
-            Some(found) => {
-                if let Some(c) = captures {
-                    c.clear();
-                    c.set(0, found);
-                }
-                true
-            }
-            None => false,
-        }
+        self.phrases.matches(input, captures)
     }
 }

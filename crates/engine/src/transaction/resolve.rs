@@ -359,20 +359,8 @@ impl Transaction {
 
 fn time_value(var: Var) -> String {
     let secs = now_unix();
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    let wday = (days + 4) % 7;
+    let t = crate::collection::CivilTime::from_unix(secs);
+    let (y, mo, d, h, m, s) = (t.year, t.month, t.day, t.hour, t.minute, t.second);
     match var {
         Var::TimeEpoch => secs.to_string(),
         Var::TimeSec => format!("{s:02}"),
@@ -381,7 +369,7 @@ fn time_value(var: Var) -> String {
         Var::TimeDay => format!("{d:02}"),
         Var::TimeMon => format!("{:02}", mo - 1),
         Var::TimeYear => y.to_string(),
-        Var::TimeWday => wday.to_string(),
+        Var::TimeWday => t.weekday.to_string(),
         _ => format!("{y}{mo:02}{d:02}{h:02}{m:02}{s:02}"),
     }
 }
