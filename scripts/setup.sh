@@ -10,6 +10,15 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+# rustls' `ring` provider compiles a little C and assembly: a C compiler is needed.
+if ! command -v cc >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get update && apt-get install -y --no-install-recommends build-essential
+  else
+    echo "a C compiler (cc) is missing: install build-essential (or gcc/clang)" >&2
+    exit 1
+  fi
+fi
 if [ ! -d ../shared/crs/rules ]; then
   echo "../shared/crs is missing: Palisade's tests and quick start use the OWASP CRS beside the repository" >&2
   exit 1

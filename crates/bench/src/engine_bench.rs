@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use engine::profile::Profile;
 use engine::{Connection, Program, Transaction};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -38,11 +39,76 @@ pub struct Report {
     pub all: Stats,
     /// Per request name or class, in name order.
     pub groups: Vec<Stats>,
+    /// The rule cost profile of the sampled requests (when sampling was on).
+    #[serde(skip)]
+    pub profile: Option<Profile>,
+}
+
+/// One rule's line in a cost profile report.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleLine {
+    /// Rule id.
+    pub id: u32,
+    /// Phase.
+    pub phase: u8,
+    /// Evaluations per sampled request.
+    pub evaluations_per_request: f64,
+    /// Share of evaluations that matched.
+    pub hit_ratio: f64,
+    /// Mean ns per evaluation.
+    pub ns_per_evaluation: f64,
+    /// Share of all rule time.
+    pub time_share: f64,
+}
+
+/// The `n` costliest rules (by total time) and the `n` most often matching ones.
+pub fn top_rules(program: &Program, profile: &Profile, n: usize) -> (Vec<RuleLine>, Vec<RuleLine>) {
+    let total: u64 = profile.rules.iter().map(|c| c.nanos).sum::<u64>().max(1);
+    let reqs = profile.transactions.max(1) as f64;
+    let line = |i: usize| {
+        let c = &profile.rules[i];
+        let r = &program.rules[i];
+        RuleLine {
+            id: r.id,
+            phase: r.phase,
+            evaluations_per_request: c.evaluations as f64 / reqs,
+            hit_ratio: c.matches as f64 / c.evaluations.max(1) as f64,
+            ns_per_evaluation: c.nanos as f64 / c.evaluations.max(1) as f64,
+            time_share: c.nanos as f64 / total as f64,
+        }
+    };
+    let by_time = profile
+        .top_by(|c| c.nanos)
+        .into_iter()
+        .take(n)
+        .map(line)
+        .collect();
+    let by_hits = profile
+        .top_by(|c| c.matches)
+        .into_iter()
+        .filter(|&i| profile.rules[i].matches > 0)
+        .take(n)
+        .map(line)
+        .collect();
+    (by_time, by_hits)
 }
 
 /// Runs one request through every phase; returns whether it was blocked.
 pub fn run_one(program: &Arc<Program>, req: &Request, response_body: &[u8]) -> bool {
+    run_one_profiled(program, req, response_body, None)
+}
+
+/// [`run_one`], merging the rule cost profile into `profile` when given.
+pub fn run_one_profiled(
+    program: &Arc<Program>,
+    req: &Request,
+    response_body: &[u8],
+    profile: Option<&mut Profile>,
+) -> bool {
     let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
+    if profile.is_some() {
+        tx.enable_profile();
+    }
     tx.process_uri(&req.target, &req.method, &req.version);
     for (k, v) in &req.headers {
         tx.add_request_header(k.as_bytes(), v.as_bytes());
@@ -65,6 +131,9 @@ pub fn run_one(program: &Arc<Program>, req: &Request, response_body: &[u8]) -> b
         }
     }
     tx.process_logging();
+    if let (Some(acc), Some(p)) = (profile, tx.profile()) {
+        acc.merge(p);
+    }
     blocked
 }
 
@@ -75,7 +144,16 @@ pub fn response_body(n: usize) -> Vec<u8> {
 }
 
 /// Replays `corpus` `iterations` times (after one warm-up pass) on this thread.
-pub fn run(program: &Arc<Program>, corpus: &[Request], iterations: usize) -> Report {
+/// With `profile_every` = N > 0, every Nth request is profiled per rule (its time
+/// then includes the profiling cost).
+pub fn run(
+    program: &Arc<Program>,
+    corpus: &[Request],
+    iterations: usize,
+    profile_every: usize,
+) -> Report {
+    let mut profile = (profile_every > 0).then(|| Profile::new(program.rules.len()));
+    let mut count = 0usize;
     let bodies: Vec<Vec<u8>> = corpus.iter().map(|r| response_body(r.resp_len)).collect();
     for (r, b) in corpus.iter().zip(&bodies) {
         run_one(program, r, b);
@@ -86,8 +164,13 @@ pub fn run(program: &Arc<Program>, corpus: &[Request], iterations: usize) -> Rep
     let mut total_ns = 0f64;
     for _ in 0..iterations.max(1) {
         for (r, b) in corpus.iter().zip(&bodies) {
+            count += 1;
+            let sample = match profile.as_mut() {
+                Some(p) if count.is_multiple_of(profile_every) => Some(p),
+                _ => None,
+            };
             let start = Instant::now();
-            let blocked = run_one(program, r, b);
+            let blocked = run_one_profiled(program, r, b, sample);
             let ns = start.elapsed().as_nanos() as u64;
             total_ns += ns as f64;
             let _ = all.record(ns.max(1));
@@ -121,6 +204,7 @@ pub fn run(program: &Arc<Program>, corpus: &[Request], iterations: usize) -> Rep
             .iter()
             .map(|(name, (h, b, s))| stats(name, h, *b, *s))
             .collect(),
+        profile,
     }
 }
 

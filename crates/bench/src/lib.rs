@@ -1,6 +1,8 @@
 //! Benchmark tools for Palisade: request corpora (the standard requests R1–R5 and
-//! JSON Lines corpora) and the in-process engine benchmark behind
-//! `palisade bench engine`.
+//! JSON Lines corpora), the traffic generator behind `palisade traffic generate`,
+//! the in-process engine benchmark behind `palisade bench engine`, the HTTP load
+//! generator behind `palisade bench http` and the per-revision runner behind
+//! `palisade bench batch`.
 //!
 //! ```no_run
 //! let corpus = bench::corpus::load(std::path::Path::new("../shared/bench/standard-requests.json")).unwrap();
@@ -8,5 +10,9 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod batch;
+pub mod compare;
 pub mod corpus;
 pub mod engine_bench;
+pub mod http;
+pub mod traffic;

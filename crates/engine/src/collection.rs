@@ -9,11 +9,17 @@ use std::hash::BuildHasherDefault;
 
 use indexmap::IndexMap;
 use rustc_hash::FxHasher;
+use smallvec::SmallVec;
+
+/// A key, stored inline when short (CRS keys are): no allocation per `setvar`.
+type Key = SmallVec<[u8; 40]>;
+/// A value, stored inline when short (scores, flags, levels).
+type Value = SmallVec<[u8; 24]>;
 
 /// A collection: lower-case keys to values, in insertion order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Collection {
-    vars: IndexMap<String, Vec<u8>, BuildHasherDefault<FxHasher>>,
+    vars: IndexMap<Key, Value, BuildHasherDefault<FxHasher>>,
     /// Expiry (unix seconds) per key, from `expirevar`.
     expiry: HashMap<String, u64>,
 }
@@ -22,30 +28,40 @@ impl Collection {
     /// The value of a key (keys are case-insensitive).
     pub fn get(&self, key: &str) -> Option<&[u8]> {
         if key.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.vars.get(&key.to_ascii_lowercase()).map(Vec::as_slice)
+            self.vars
+                .get(key.to_ascii_lowercase().as_bytes())
+                .map(|v| v.as_slice())
         } else {
-            self.vars.get(key).map(Vec::as_slice)
+            self.vars.get(key.as_bytes()).map(|v| v.as_slice())
         }
     }
 
     /// Sets a key.
     pub fn set(&mut self, key: &str, value: Vec<u8>) {
-        let lower = !key.bytes().any(|b| b.is_ascii_uppercase());
-        if lower {
-            if let Some(v) = self.vars.get_mut(key) {
-                *v = value;
-                return;
-            }
-            self.vars.insert(key.to_string(), value);
-        } else {
-            self.vars.insert(key.to_ascii_lowercase(), value);
+        self.set_slice(key, &value);
+    }
+
+    /// Sets a key to a copy of `value` (no allocation for short keys and values).
+    pub fn set_slice(&mut self, key: &str, value: &[u8]) {
+        if key.bytes().any(|b| b.is_ascii_uppercase()) {
+            let k = key.to_ascii_lowercase();
+            self.vars
+                .insert(Key::from_slice(k.as_bytes()), Value::from_slice(value));
+            return;
         }
+        if let Some(v) = self.vars.get_mut(key.as_bytes()) {
+            v.clear();
+            v.extend_from_slice(value);
+            return;
+        }
+        self.vars
+            .insert(Key::from_slice(key.as_bytes()), Value::from_slice(value));
     }
 
     /// Removes a key.
     pub fn remove(&mut self, key: &str) {
         let k = key.to_ascii_lowercase();
-        self.vars.shift_remove(&k);
+        self.vars.shift_remove(k.as_bytes());
         self.expiry.remove(&k);
     }
 
@@ -69,7 +85,10 @@ impl Collection {
 
     /// All members in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+        // Keys are made from `&str`s: always UTF-8.
+        self.vars
+            .iter()
+            .map(|(k, v)| (std::str::from_utf8(k).unwrap_or_default(), v.as_slice()))
     }
 
     /// Number of members.

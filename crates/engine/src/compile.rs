@@ -279,6 +279,8 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
             for rule in &mut rules {
                 rule.prefilter = None;
             }
+        } else {
+            assign_prefilter_groups(&mut rules);
         }
         pf
     } else {
@@ -303,7 +305,37 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     };
     let mut program = Program::new(config, rules, phases, chains, prefilter, options.clone());
     program.relevant_status = relevant_status;
+    if options.prune {
+        crate::prune::fold(&mut program);
+    }
+    for (i, rule) in program.rules.iter_mut().enumerate() {
+        rule.index = i as RuleIdx;
+        let built = matches!(rule.operator.op, CompiledOp::Static(_)) || rule.resolved_op.is_some();
+        rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
+    }
     Ok(program)
+}
+
+/// Groups prefiltered rules by (targets, transformation chain): a rule whose
+/// literals occur in none of its group's values cannot match, which one union of
+/// scan results per group and transaction tells.
+fn assign_prefilter_groups(rules: &mut [Rule]) {
+    let mut groups: std::collections::HashMap<(String, u32), u32> =
+        std::collections::HashMap::new();
+    for rule in rules.iter_mut() {
+        if rule.prefilter.is_none()
+            || rule.operator.negated
+            || rule.targets.is_empty()
+            || rule.targets.iter().any(|t| t.count)
+        {
+            continue;
+        }
+        // multiMatch rules inspect every intermediate value: their own groups.
+        let key = format!("{:?} multi={}", rule.targets, rule.multi_match);
+        let next = groups.len() as u32;
+        let g = *groups.entry((key, rule.transforms)).or_insert(next);
+        rule.prefilter_group = Some(g);
+    }
 }
 
 fn pendings(entries: &mut [Entry]) -> impl Iterator<Item = &mut Pending> {
@@ -671,6 +703,11 @@ impl Compiler<'_> {
             setenvs,
             expirevars,
             prefilter: None,
+            prefilter_group: None,
+            static_result: None,
+            resolved_op: None,
+            pure: false,
+            index: 0,
             sanitise,
         })
     }

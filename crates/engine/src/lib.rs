@@ -21,11 +21,17 @@ mod compile;
 pub mod config;
 pub mod macros;
 pub mod operator;
+pub mod plan;
 pub mod prefilter;
+#[cfg(test)]
+mod prefilter_proof;
+pub mod profile;
 pub mod program;
+pub mod prune;
 pub mod rule;
 pub mod transaction;
 pub mod transform;
+pub mod value_cache;
 pub mod variable;
 
 pub use config::{EngineConfig, EngineMode};

@@ -10,7 +10,7 @@
 //! those rules may match; the others are known not to match without running their
 //! operator. The prefilter can only say "maybe": matching case-insensitively and
 //! choosing necessary (not sufficient) literals only adds candidates, never hides a
-//! match. `Options::verify_prefilter` checks this on every skipped evaluation.
+//! match. `Options::verify` checks this on every skipped evaluation.
 //!
 //! Required literals of a regular expression are derived from its syntax tree
 //! (`regex-syntax`, parsed with the same flags the operator compiles with): a literal
@@ -24,6 +24,11 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Most literals one operator may contribute (a larger set is treated as "none").
 const MAX_SET: usize = 64;
+/// Longest literal kept in a cross product (longer ones are cut: a prefix of a
+/// required literal is required too).
+const MAX_LEN: usize = 24;
+/// Largest byte class expanded into single-byte alternatives.
+const MAX_CLASS: usize = 8;
 
 /// Required literals of a pattern already translated to the `regex` crate's syntax
 /// for bytes (as compiled by `regex::bytes`), or `None` when a match needs none.
@@ -37,79 +42,158 @@ pub fn regex_literals(translated: &str) -> Option<Vec<Vec<u8>>> {
     (score(&set) >= 2).then_some(set)
 }
 
-/// The shortest literal's length: how selective a set is.
-fn score(set: &[Vec<u8>]) -> usize {
-    set.iter().map(Vec::len).min().unwrap_or(0)
+/// How selective a literal is likely to be on benign traffic: its length, except
+/// that single bytes rarely seen in benign values (`<`, quotes, parentheses, ...)
+/// count as two and other single bytes as none.
+fn literal_score(l: &[u8]) -> usize {
+    match l {
+        [] => 0,
+        [b] if b"<>'\"();`|{}\\$!^~[]*@".contains(b) => 2,
+        [_] => 0,
+        _ => l.len(),
+    }
 }
 
-/// A single byte matched case-insensitively (`[Ss]`), as `(?i)` produces.
-fn case_pair(class: &Class) -> Option<u8> {
-    let bytes: Vec<u8> = match class {
+/// A set is as selective as its least selective literal.
+fn score(set: &[Vec<u8>]) -> usize {
+    set.iter().map(|l| literal_score(l)).min().unwrap_or(0)
+}
+
+/// The bytes a class matches, folded to lower case (the prefilter is ASCII case-
+/// insensitive), when there are at most [`MAX_CLASS`] of them.
+fn class_bytes(class: &Class) -> Option<Vec<u8>> {
+    let mut v: Vec<u8> = Vec::new();
+    let add = |b: u8, v: &mut Vec<u8>| {
+        let b = b.to_ascii_lowercase();
+        if !v.contains(&b) {
+            v.push(b);
+        }
+    };
+    match class {
         Class::Bytes(c) => {
-            let mut v = Vec::new();
             for r in c.ranges() {
-                if u32::from(r.end()) - u32::from(r.start()) > 2 {
+                if usize::from(r.end() - r.start()) >= 2 * MAX_CLASS {
                     return None;
                 }
-                v.extend(r.start()..=r.end());
+                for b in r.start()..=r.end() {
+                    add(b, &mut v);
+                }
             }
-            v
         }
         Class::Unicode(c) => {
-            let mut v = Vec::new();
             for r in c.ranges() {
-                if u32::from(r.end()) - u32::from(r.start()) > 2 {
+                if u32::from(r.end()) - u32::from(r.start()) >= 2 * MAX_CLASS as u32 {
                     return None;
                 }
                 for ch in r.start()..=r.end() {
-                    if !ch.is_ascii() && ch != '\u{17f}' && ch != '\u{212a}' {
+                    // Non-ASCII members of a case-insensitive class (the long s,
+                    // the Kelvin sign) are multi-byte: give up rather than guess.
+                    if !ch.is_ascii() {
                         return None;
                     }
-                    if ch.is_ascii() {
-                        v.push(ch as u8);
-                    }
+                    add(ch as u8, &mut v);
                 }
             }
-            v
         }
-    };
-    match bytes.as_slice() {
-        [a] => Some(*a),
-        [a, b] if a.eq_ignore_ascii_case(b) => Some(a.to_ascii_lowercase()),
-        _ => None,
     }
+    (!v.is_empty() && v.len() <= MAX_CLASS).then_some(v)
 }
 
-/// A literal (bytes) that `h` always matches exactly, case-insensitively: literals
-/// and case pairs.
-fn fixed(h: &Hir) -> Option<Vec<u8>> {
-    match h.kind() {
-        HirKind::Literal(l) => Some(l.0.to_vec()),
-        HirKind::Class(c) => case_pair(c).map(|b| vec![b]),
-        HirKind::Capture(c) => fixed(&c.sub),
-        HirKind::Concat(parts) => {
-            let mut out = Vec::new();
-            for p in parts {
-                out.extend(fixed(p)?);
+/// `a x b`: every concatenation, when the product stays small (literals longer
+/// than [`MAX_LEN`] are cut to their prefix, which is still required).
+fn cross(a: &[Vec<u8>], b: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    if a.len().saturating_mul(b.len()) > MAX_SET {
+        return None;
+    }
+    let mut out: Vec<Vec<u8>> = Vec::with_capacity(a.len() * b.len());
+    for x in a {
+        for y in b {
+            let mut l = x.clone();
+            l.extend_from_slice(y);
+            l.truncate(MAX_LEN);
+            if !out.contains(&l) {
+                out.push(l);
             }
-            Some(out)
+        }
+    }
+    Some(out)
+}
+
+/// The finite set of strings `h` matches exactly (lower-cased), when small:
+/// literals, small classes, their concatenations, alternations and fixed
+/// repetitions. Zero-width assertions match the empty string: ignoring them
+/// only widens what a literal set admits.
+fn exact(h: &Hir) -> Option<Vec<Vec<u8>>> {
+    match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => Some(vec![Vec::new()]),
+        HirKind::Literal(l) => {
+            let mut v = l.0.to_ascii_lowercase();
+            v.truncate(MAX_LEN);
+            Some(vec![v])
+        }
+        HirKind::Class(c) => class_bytes(c).map(|v| v.into_iter().map(|b| vec![b]).collect()),
+        HirKind::Capture(c) => exact(&c.sub),
+        HirKind::Concat(parts) => {
+            let mut acc = vec![Vec::new()];
+            for p in parts {
+                acc = cross(&acc, &exact(p)?)?;
+            }
+            Some(acc)
+        }
+        HirKind::Alternation(branches) => {
+            let mut set: Vec<Vec<u8>> = Vec::new();
+            for b in branches {
+                for l in exact(b)? {
+                    if !set.contains(&l) {
+                        set.push(l);
+                    }
+                }
+                if set.len() > MAX_SET {
+                    return None;
+                }
+            }
+            Some(set)
+        }
+        HirKind::Repetition(r) if Some(r.min) == r.max && r.min <= 8 => {
+            let sub = exact(&r.sub)?;
+            let mut acc = vec![Vec::new()];
+            for _ in 0..r.min {
+                acc = cross(&acc, &sub)?;
+            }
+            Some(acc)
         }
         _ => None,
     }
 }
 
+/// Literals one of which occurs in every match of `h`, or `None`.
 fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
-    if let Some(f) = fixed(h) {
-        return (!f.is_empty()).then(|| vec![f]);
+    if let Some(set) = exact(h) {
+        return (!set.iter().any(Vec::is_empty)).then_some(set);
     }
     match h.kind() {
         HirKind::Capture(c) => required(&c.sub),
-        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Repetition(r) if r.min >= 1 => {
+            // `x{n,}` contains `x` n times in a row: use that when exact and small.
+            if let Some(sub) = exact(&r.sub) {
+                let mut acc = vec![Vec::new()];
+                for _ in 0..r.min.min(8) {
+                    match cross(&acc, &sub) {
+                        Some(next) => acc = next,
+                        None => break,
+                    }
+                }
+                if !acc.iter().any(Vec::is_empty) {
+                    return Some(acc);
+                }
+            }
+            required(&r.sub)
+        }
         HirKind::Alternation(branches) => {
             let mut set: Vec<Vec<u8>> = Vec::new();
             for b in branches {
                 for lit in required(b)? {
-                    if !set.iter().any(|s| s.eq_ignore_ascii_case(&lit)) {
+                    if !set.contains(&lit) {
                         set.push(lit);
                     }
                 }
@@ -122,28 +206,40 @@ fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
         HirKind::Concat(parts) => {
             let mut best: Option<Vec<Vec<u8>>> = None;
             let mut consider = |cand: Vec<Vec<u8>>| {
-                if best.as_ref().is_none_or(|b| score(&cand) > score(b)) {
+                if cand.is_empty() || cand.iter().any(Vec::is_empty) {
+                    return;
+                }
+                let better = match &best {
+                    None => true,
+                    Some(b) => {
+                        (score(&cand), std::cmp::Reverse(cand.len()))
+                            > (score(b), std::cmp::Reverse(b.len()))
+                    }
+                };
+                if better {
                     best = Some(cand);
                 }
             };
-            // Runs of consecutive fixed parts form longer literals.
-            let mut run: Vec<u8> = Vec::new();
+            // Runs of consecutive exact parts form longer literals (their cross
+            // product); a run that would grow too large starts again.
+            let mut run: Vec<Vec<u8>> = vec![Vec::new()];
             for p in parts {
-                match fixed(p) {
-                    Some(f) => run.extend(f),
-                    None => {
-                        if !run.is_empty() {
-                            consider(vec![std::mem::take(&mut run)]);
+                match exact(p) {
+                    Some(e) => match cross(&run, &e) {
+                        Some(next) => run = next,
+                        None => {
+                            consider(std::mem::replace(&mut run, e));
                         }
+                    },
+                    None => {
+                        consider(std::mem::replace(&mut run, vec![Vec::new()]));
                         if let Some(set) = required(p) {
                             consider(set);
                         }
                     }
                 }
             }
-            if !run.is_empty() {
-                consider(vec![run]);
-            }
+            consider(run);
             best
         }
         _ => None,
@@ -215,6 +311,11 @@ impl Prefilter {
     pub fn scan(&self, value: &[u8], bits: &mut Vec<u64>) {
         bits.clear();
         bits.resize(self.words(), 0);
+        self.scan_into(value, bits);
+    }
+
+    /// As [`Prefilter::scan`], into `bits` of [`Prefilter::words`] zeroed words.
+    pub fn scan_into(&self, value: &[u8], bits: &mut [u64]) {
         for m in self.ac.find_overlapping_iter(value) {
             for &r in &self.literal_rules[m.pattern().as_usize()] {
                 bits[(r / 64) as usize] |= 1 << (r % 64);
@@ -248,12 +349,25 @@ mod tests {
 
     #[test]
     fn extracts_necessary_literals() {
-        assert_eq!(lits("(?i)union\\s+select"), Some(vec!["select".into()]));
+        // Patterns as the operator compiles them: bytes, no Unicode classes.
+        assert_eq!(lits("(?i-u)union\\s+select"), Some(vec!["select".into()]));
+        // In Unicode mode `(?i)s` also matches the long s (two bytes): no guess.
+        assert_eq!(lits("(?i)union\\s+select"), Some(vec!["union".into()]));
+        // Fixed repetitions and small classes form literals.
+        assert_eq!(lits("(?-u)[/\\\\]\\.{2,3}[/\\\\]"), Some(vec!["..".into()]));
+        assert_eq!(
+            lits("(?i-u)on(?:load|error)\\s*="),
+            Some(vec!["onload".into(), "onerror".into()])
+        );
+        assert_eq!(lits("(?-u)\\bexec\\b"), Some(vec!["exec".into()]));
+        // Single common bytes are not worth a literal; rare ones are.
+        assert_eq!(lits("(?-u)a[0-9]+"), None);
+        assert_eq!(lits("(?-u)x*<"), Some(vec!["<".into()]));
         assert_eq!(lits("foo|bar"), Some(vec!["foo".into(), "bar".into()]));
         assert_eq!(lits("a+"), None);
         assert_eq!(lits("(?:abc)?def"), Some(vec!["def".into()]));
         assert_eq!(lits("x*|yy"), None);
-        assert_eq!(lits("(?i)<script"), Some(vec!["<script".into()]));
+        assert_eq!(lits("(?i-u)<script"), Some(vec!["<script".into()]));
         assert_eq!(lits(".*"), None);
     }
 

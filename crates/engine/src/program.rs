@@ -39,26 +39,66 @@ impl std::error::Error for CompileError {}
 pub struct Options {
     /// The multi-pattern prefilter (see [`crate::prefilter`]).
     pub prefilter: bool,
-    /// Check every evaluation the prefilter skips by running the operator anyway;
-    /// a skipped match panics. For tests and `--verify` runs only.
-    pub verify_prefilter: bool,
+    /// Pre-pruning: rules whose result is static are evaluated at load time (see
+    /// [`crate::prune`]).
+    pub prune: bool,
+    /// The value cache: prefilter scans and pure operator results of repeated
+    /// values, kept across transactions (see [`crate::value_cache`]).
+    pub value_cache: bool,
+    /// Check every optimisation against plain evaluation: every evaluation the
+    /// prefilter skips and every folded rule is evaluated anyway, and a difference
+    /// panics. For tests and `--verify` runs only.
+    pub verify: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             prefilter: true,
-            verify_prefilter: false,
+            prune: true,
+            value_cache: true,
+            verify: false,
         }
     }
 }
 
 impl Options {
+    /// Names accepted by [`Options::parse`].
+    pub const NAMES: [&'static str; 3] = ["prefilter", "prune", "value_cache"];
+
+    /// Parses a comma-separated list of optimisations to turn on (`all`, `none`, or
+    /// names from [`Options::NAMES`]; `cache` is short for `value_cache`).
+    pub fn parse(list: &str) -> Result<Options, String> {
+        let mut o = Options::none();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "all" => {
+                    let verify = o.verify;
+                    o = Options::default();
+                    o.verify = verify;
+                }
+                "none" => o = Options::none(),
+                "prefilter" => o.prefilter = true,
+                "prune" => o.prune = true,
+                "value_cache" | "cache" => o.value_cache = true,
+                other => {
+                    return Err(format!(
+                        "unknown optimisation `{other}` (expected all, none or {})",
+                        Options::NAMES.join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(o)
+    }
+
     /// Every optimisation off: plain sequential evaluation.
     pub fn none() -> Self {
         Options {
             prefilter: false,
-            verify_prefilter: false,
+            prune: false,
+            value_cache: false,
+            verify: false,
         }
     }
 }
@@ -84,6 +124,8 @@ pub struct Program {
     pub options: Options,
     /// `SecAuditLogRelevantStatus`, compiled once (a PCRE pattern, as `@rx`).
     pub relevant_status: Option<Box<dyn Operator>>,
+    /// Results of repeated values (used when `options.value_cache`).
+    pub caches: crate::value_cache::Caches,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -110,6 +152,7 @@ impl Program {
             prefilter,
             options,
             relevant_status: None,
+            caches: crate::value_cache::Caches::default(),
         }
     }
 
@@ -144,8 +187,16 @@ impl Program {
 
     /// Loads and compiles configuration files (files, directories, globs).
     pub fn from_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Arc<Program>, CompileError> {
+        Self::from_paths_with(paths, &Options::default())
+    }
+
+    /// [`Program::from_paths`] with chosen optimisations.
+    pub fn from_paths_with<P: AsRef<Path>>(
+        paths: &[P],
+        options: &Options,
+    ) -> Result<Arc<Program>, CompileError> {
         let loaded = seclang::load_paths(paths);
-        crate::compile::compile(&loaded, &Options::default()).map(Arc::new)
+        crate::compile::compile(&loaded, options).map(Arc::new)
     }
 
     /// Compiles configuration text (Includes resolved relative to the current
@@ -184,5 +235,19 @@ impl Program {
             .iter()
             .map(|p| p.iter().filter(|s| matches!(s, Step::Rule(_))).count())
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod options_tests {
+    use super::Options;
+
+    #[test]
+    fn parses_optimisation_lists() {
+        assert_eq!(Options::parse("all"), Ok(Options::default()));
+        assert_eq!(Options::parse("none"), Ok(Options::none()));
+        let p = Options::parse("prefilter,cache").unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.prefilter && p.value_cache && !p.prune && !p.verify);
+        assert!(Options::parse("turbo").is_err());
     }
 }

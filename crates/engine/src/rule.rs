@@ -226,6 +226,8 @@ pub struct Meta {
 /// A compiled rule (or chain link).
 #[derive(Debug)]
 pub struct Rule {
+    /// Its index in [`crate::Program::rules`].
+    pub index: RuleIdx,
     /// The id (0 for chain links).
     pub id: u32,
     /// The id of the chain starter (equal to `id` for starters).
@@ -287,6 +289,20 @@ pub struct Rule {
     /// This rule's bit in the program's prefilter, when its operator has
     /// required literals.
     pub prefilter: Option<u32>,
+    /// The prefilter group (same targets and transformation chain) whose union of
+    /// scan results decides, once per transaction, whether the rule can match at
+    /// all; set for prefiltered, non-negated rules without counts or `multiMatch`.
+    pub prefilter_group: Option<u32>,
+    /// The result of this rule for every request, when the compiler could
+    /// evaluate it at load time (see [`crate::prune`]).
+    pub static_result: Option<crate::prune::StaticResult>,
+    /// A macro operator argument that expands the same for every request, with
+    /// the operator built from it at load time (see [`crate::prune`]).
+    pub resolved_op: Option<(String, std::sync::Arc<dyn crate::operator::Operator>)>,
+    /// Whether the operator's result is a pure function of the transformed value
+    /// (built at load time): cacheable per value. With `capture` or `multiMatch`,
+    /// only "no match" is cached (a match must fill TX:0-9).
+    pub pure: bool,
     /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
     pub sanitise: Vec<(&'static str, Option<MacroString>)>,
 }

@@ -26,14 +26,16 @@ impl EngineTarget {
     }
 }
 
-/// A response the built-in backend gives.
-struct Reply {
-    status: u16,
-    headers: Vec<(Vec<u8>, Vec<u8>)>,
-    body: Vec<u8>,
+/// A response the built-in backend gives (also served over sockets by
+/// [`crate::reflect_backend`]).
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(crate) body: Vec<u8>,
 }
 
-fn backend(path: &[u8], body: &[u8]) -> Reply {
+/// The CRS test backend's answer for a request path and body.
+pub(crate) fn backend(path: &[u8], body: &[u8]) -> Reply {
     let mut reply = Reply {
         status: 200,
         headers: Vec::new(),

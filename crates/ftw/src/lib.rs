@@ -17,7 +17,10 @@
 //! * [`http_head`]: a small strict parser turning raw request bytes back
 //!   into method, target, version, headers and body, and [`chunked`] to
 //!   decode chunked bodies;
-//! * [`target`]: the [`Target`] trait the engine implements;
+//! * [`target`]: the [`Target`] trait; [`EngineTarget`] runs stages in-process,
+//!   [`HttpTarget`] sends them over TCP to a running server and reads its log
+//!   between marker requests ([`log_tail`]), with [`reflect_backend`] as the
+//!   CRS test backend behind the server;
 //! * [`check`]: comparing a [`StageOutcome`] with a stage's expectations;
 //! * [`run`]: filters (`--rule`, `--test`), retries and progress;
 //! * [`overrides`]: the known-failures file `tests/crs-overrides.yaml` and
@@ -26,8 +29,8 @@
 //!
 //! The `palisade ftw` subcommand drives it: first with an in-process engine
 //! target (the request's [`RawRequest::parsed`] view is fed straight to the
-//! engine), later with an HTTP target that sends [`RawRequest::bytes`] to a
-//! running server and reads its error log.
+//! engine), or with `--target URL --log FILE` the [`HttpTarget`], which sends
+//! [`RawRequest::bytes`] to a running server and reads its audit/error log.
 //!
 //! # Example
 //!
@@ -94,9 +97,12 @@ pub mod crs_config;
 pub mod engine_target;
 pub mod form_encoding;
 pub mod http_head;
+pub mod http_target;
 pub mod load;
+pub mod log_tail;
 pub mod model;
 pub mod overrides;
+pub mod reflect_backend;
 pub mod report;
 pub mod request;
 pub mod result;
@@ -108,6 +114,7 @@ pub use case_id::CaseId;
 pub use check::{check_stage, CheckFailure};
 pub use engine_target::EngineTarget;
 pub use http_head::{parse_request, HeadError, HeaderField, ParsedRequest};
+pub use http_target::{HttpTarget, HttpTargetConfig, HttpTargetError};
 pub use load::{load_suite, Case, LoadError, LoadedFile, Suite};
 pub use model::{Input, Output, Stage, TestFile};
 pub use overrides::{load_overrides, verdict, OverrideEntry, Overrides, OverridesError, Verdict};

@@ -58,22 +58,31 @@ fn crs_regression_suite_in_process() {
     }
 }
 
-/// The prefilter never changes a result: the whole suite with every optimisation on
-/// (and every skipped evaluation re-checked by running the operator) gives the same
-/// status and matched rules, stage by stage, as plain sequential evaluation.
+/// Optimisations never change a result: the whole suite with every optimisation on
+/// (prefilter, pre-pruning) gives the same status and matched rules, stage by
+/// stage, as plain sequential evaluation; and in verification mode (every skipped
+/// or folded evaluation re-checked against the operator) nothing differs either.
 #[test]
-fn crs_suite_results_are_identical_with_and_without_the_prefilter() {
+fn crs_suite_results_are_identical_with_and_without_optimisations() {
     let crs = shared();
     let text = ftw::crs_config::test_config(&crs).unwrap();
     let plain = engine::Program::from_str_with("crs-test.conf", &text, &engine::Options::none())
         .unwrap_or_else(|e| panic!("{e}"));
-    let verified = engine::Options {
-        verify_prefilter: true,
-        ..engine::Options::default()
-    };
-    let fast = engine::Program::from_str_with("crs-test.conf", &text, &verified)
+    let fast = engine::Program::from_str_with("crs-test.conf", &text, &engine::Options::default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(fast.prefilter.is_some());
+    let folded = fast
+        .rules
+        .iter()
+        .filter(|r| r.static_result.is_some())
+        .count();
+    assert!(folded > 100, "only {folded} rules folded at load time");
+    let verified = engine::Options {
+        verify: true,
+        ..engine::Options::default()
+    };
+    let checked = engine::Program::from_str_with("crs-test.conf", &text, &verified)
+        .unwrap_or_else(|e| panic!("{e}"));
     let suite = load_suite(&crs.join("tests/regression/tests")).unwrap();
     let a = run_suite(
         &suite,
@@ -87,6 +96,14 @@ fn crs_suite_results_are_identical_with_and_without_the_prefilter() {
         &mut EngineTarget::new(fast),
         &mut |_| {},
     );
+    // Panics inside on any difference the verification finds.
+    let c = run_suite(
+        &suite,
+        &Filter::default(),
+        &mut EngineTarget::new(checked),
+        &mut |_| {},
+    );
+    assert_eq!(a.len(), c.len());
     assert_eq!(a.len(), b.len());
     let mut differences = Vec::new();
     for (x, y) in a.iter().zip(&b) {

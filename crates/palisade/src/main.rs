@@ -40,9 +40,22 @@ enum Command {
     /// value, the logged data and the operator, and the anomaly scores. Rules default
     /// to the CRS at the given paranoia level, with the engine On.
     Eval(cmd::eval::Args),
+    /// Run the reverse proxy with the WAF inline (`--config palisade.toml`).
+    ///
+    /// Listeners (HTTP/1.1; TLS with HTTP/2 by ALPN), upstreams, routes with their
+    /// rules, limits, audit log and admin listener come from one TOML file. SIGHUP
+    /// reloads it; SIGTERM/SIGINT drain in-flight requests and stop.
+    Serve(cmd::serve::Args),
+    /// Start a built-in echo backend with the WAF (CRS PL1) in front, to try it.
+    Demo(cmd::demo::Args),
+    /// Ask a running `palisade serve` to reload its configuration (admin listener).
+    Reload(cmd::reload::Args),
     /// Benchmarks (engine in-process).
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
+    /// Request corpora modelled on real web traffic (generate, stats, raw).
+    #[command(subcommand)]
+    Traffic(cmd::traffic::TrafficCommand),
 }
 
 fn main() -> ExitCode {
@@ -51,7 +64,11 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args),
         Command::Ftw(args) => cmd::ftw::run(&args),
         Command::Eval(args) => cmd::eval::run(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
+        Command::Demo(args) => cmd::demo::run(&args),
+        Command::Reload(args) => cmd::reload::run(&args),
         Command::Bench(cmd) => cmd::bench::run(&cmd),
+        Command::Traffic(cmd) => cmd::traffic::run(&cmd),
     };
     match result {
         Ok(code) => code,

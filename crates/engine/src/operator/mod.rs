@@ -57,7 +57,7 @@ mod le;
 mod lt;
 mod no_match;
 mod number;
-mod pcre;
+pub(crate) mod pcre;
 mod pm;
 mod pm_from_file;
 mod rbl;

@@ -17,15 +17,25 @@ pub struct Entry {
 /// The arena and, per variable, the slots of its values in order.
 #[derive(Debug, Clone)]
 pub struct Data {
+    /// Entries; those past `used` are spare buffers from before a `clear`.
     arena: Vec<Entry>,
+    /// Per slot: the value's hash for the value cache, 0 until computed.
+    hashes: Vec<u64>,
+    used: usize,
     lists: Vec<Vec<u32>>,
+    /// Bumped on every change: results derived from the values (the prefilter's
+    /// per-group unions) are valid while it stays the same.
+    generation: u64,
 }
 
 impl Default for Data {
     fn default() -> Self {
         Data {
             arena: Vec::new(),
+            hashes: Vec::new(),
+            used: 0,
             lists: vec![Vec::new(); Var::ALL.len()],
+            generation: 0,
         }
     }
 }
@@ -33,7 +43,8 @@ impl Default for Data {
 impl Data {
     /// Empties everything, keeping allocations for reuse.
     pub fn clear(&mut self) {
-        self.arena.clear();
+        self.generation += 1;
+        self.used = 0;
         for l in &mut self.lists {
             l.clear();
         }
@@ -41,11 +52,25 @@ impl Data {
 
     /// Appends a member to a collection variable.
     pub fn push(&mut self, var: Var, key: &[u8], value: &[u8]) -> u32 {
-        let slot = self.arena.len() as u32;
-        self.arena.push(Entry {
-            key: key.to_vec(),
-            value: value.to_vec(),
-        });
+        self.generation += 1;
+        let slot = self.used as u32;
+        if self.used == self.arena.len() {
+            self.arena.push(Entry {
+                key: key.to_vec(),
+                value: value.to_vec(),
+            });
+        } else {
+            let e = &mut self.arena[self.used];
+            e.key.clear();
+            e.key.extend_from_slice(key);
+            e.value.clear();
+            e.value.extend_from_slice(value);
+        }
+        if self.hashes.len() < self.used + 1 {
+            self.hashes.resize(self.used + 1, 0);
+        }
+        self.hashes[self.used] = 0;
+        self.used += 1;
         self.lists[var as usize].push(slot);
         slot
     }
@@ -58,12 +83,41 @@ impl Data {
 
     /// Removes all values of a variable.
     pub fn unset(&mut self, var: Var) {
+        self.generation += 1;
         self.lists[var as usize].clear();
+    }
+
+    /// Bytes held by the entries' buffers (for the pool's size bound).
+    pub fn capacity_bytes(&self) -> usize {
+        self.arena
+            .iter()
+            .map(|e| e.key.capacity() + e.value.capacity())
+            .sum()
+    }
+
+    /// The change counter (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The slots of a variable's values.
     pub fn slots(&self, var: Var) -> &[u32] {
         &self.lists[var as usize]
+    }
+
+    /// The value-cache hash of a slot's value, computed once.
+    pub fn value_hash(&mut self, slot: u32) -> u64 {
+        let i = slot as usize;
+        match self.hashes.get(i) {
+            Some(&h) if h != 0 => h,
+            _ => {
+                let h = crate::value_cache::value_hash(&self.arena[i].value);
+                if let Some(slot) = self.hashes.get_mut(i) {
+                    *slot = h;
+                }
+                h
+            }
+        }
     }
 
     /// The entry in a slot.

@@ -2,94 +2,115 @@
 //! are interned as a trie, so a chain's result is computed from its parent's memoised
 //! result: CRS chains sharing a prefix share the work.
 //!
-//! Storage is a vector indexed by slot, each holding the few chains computed for that
-//! value (looked up linearly: a value meets a handful of distinct chains), so a
-//! lookup hashes nothing.
+//! Results are found by one hash lookup of `(slot, chain)`. A transformation that
+//! leaves its input unchanged stores nothing (the bytes are the parent's); changed
+//! bytes live in buffers kept across [`TransformMemo::clear`], so a reused memo
+//! allocates nothing once warm.
+//!
+//! The prefilter's scan of a transformed value is memoised too, keyed by the bytes
+//! it scans rather than by the chain: chains that leave a value unchanged, or change
+//! only the case of its ASCII letters (the prefilter matches ASCII case-
+//! insensitively), share their parent's scan. For most benign values every chain
+//! shares the one scan of the raw value.
+
+use rustc_hash::FxHashMap;
 
 use crate::chains::{ChainId, ChainTable};
 
-#[derive(Debug, Clone)]
-enum Memo {
-    /// The transformation left its input unchanged: same bytes as the parent chain.
-    Same,
-    /// The transformed bytes.
-    Owned(Vec<u8>),
+/// Where the bytes of a `(slot, chain)` result are, and which chain's bytes its
+/// prefilter scan is keyed by: one lookup answers both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Link {
+    /// Index of the buffer holding the bytes, or [`BASE`] for the untransformed value.
+    bytes: u32,
+    /// The nearest chain (itself or an ancestor, 0 for the raw value) whose bytes
+    /// differ from its parent's other than in ASCII case.
+    scan: ChainId,
 }
+
+/// `Link::bytes` of the untransformed value.
+const BASE: u32 = u32::MAX;
+const ROOT: Link = Link {
+    bytes: BASE,
+    scan: 0,
+};
 
 /// Memoised transformation results of one transaction.
 #[derive(Debug, Default)]
 pub struct TransformMemo {
-    slots: Vec<Vec<(ChainId, Memo)>>,
-    /// Prefilter scans per slot: (chain, rule bits).
-    scans: Vec<Vec<(ChainId, Vec<u64>)>>,
+    index: FxHashMap<(u32, ChainId), Link>,
+    /// Result buffers; those past `used` are spare, kept from before a `clear`.
+    buffers: Vec<Vec<u8>>,
+    used: usize,
+    /// Prefilter scans: (slot, chain owning the bytes) -> offset in `bits`.
+    scans: FxHashMap<(u32, ChainId), u32>,
+    bits: Vec<u64>,
 }
 
 impl TransformMemo {
-    /// Forgets everything (keeping capacity).
+    /// Forgets everything (keeping buffers for reuse).
     pub fn clear(&mut self) {
-        for s in &mut self.slots {
-            s.clear();
-        }
-        for s in &mut self.scans {
-            s.clear();
+        self.index.clear();
+        self.used = 0;
+        self.scans.clear();
+        self.bits.clear();
+    }
+
+    /// Bytes held by the result buffers (for the pool's size bound).
+    pub fn capacity_bytes(&self) -> usize {
+        self.buffers.iter().map(Vec::capacity).sum::<usize>() + self.bits.capacity() * 8
+    }
+
+    fn link(&self, slot: u32, chain: ChainId) -> Option<Link> {
+        if chain == 0 {
+            Some(ROOT)
+        } else {
+            self.index.get(&(slot, chain)).copied()
         }
     }
 
-    /// The prefilter's rule bits for `(slot, chain)`, scanning the transformed value
-    /// once; call [`TransformMemo::compute`] first.
-    pub fn scan(
-        &mut self,
-        prefilter: &crate::prefilter::Prefilter,
-        chains: &ChainTable,
-        slot: u32,
-        chain: ChainId,
-        base: &[u8],
-    ) -> &[u64] {
-        let i = slot as usize;
-        if self.scans.len() <= i {
-            self.scans.resize_with(i + 1, Vec::new);
+    fn bytes<'a>(&'a self, link: Link, base: &'a [u8]) -> &'a [u8] {
+        match self.buffers.get(link.bytes as usize) {
+            Some(b) if link.bytes != BASE => b,
+            _ => base,
         }
-        let pos = match self.scans[i].iter().position(|(c, _)| *c == chain) {
-            Some(p) => p,
-            None => {
-                let mut bits = Vec::new();
-                prefilter.scan(self.get(chains, slot, chain, base), &mut bits);
-                self.scans[i].push((chain, bits));
-                self.scans[i].len() - 1
-            }
-        };
-        &self.scans[i][pos].1
-    }
-
-    fn find(&self, slot: u32, chain: ChainId) -> Option<&Memo> {
-        self.slots
-            .get(slot as usize)?
-            .iter()
-            .find(|(c, _)| *c == chain)
-            .map(|(_, m)| m)
     }
 
     /// Ensures `(slot, chain)` is computed, computing missing prefixes first.
     pub fn compute(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) {
-        if chain == 0 || self.find(slot, chain).is_some() {
+        if chain == 0 || self.index.contains_key(&(slot, chain)) {
             return;
         }
         let Some((parent, t)) = chains.split_last(chain) else {
             return;
         };
         self.compute(chains, slot, parent, base);
-        let mut out = Vec::new();
-        let input = self.get(chains, slot, parent, base);
-        let memo = if t.apply(input, &mut out) {
-            Memo::Owned(out)
-        } else {
-            Memo::Same
-        };
-        let i = slot as usize;
-        if self.slots.len() <= i {
-            self.slots.resize_with(i + 1, Vec::new);
+        let plink = self.link(slot, parent).unwrap_or(ROOT);
+        if self.used == self.buffers.len() {
+            self.buffers.push(Vec::new());
         }
-        self.slots[i].push((chain, memo));
+        let mut out = std::mem::take(&mut self.buffers[self.used]);
+        let input = self.bytes(plink, base);
+        let link = if t.apply(input, &mut out) {
+            let case_only = out.len() == input.len() && out.eq_ignore_ascii_case(input);
+            Some(Link {
+                bytes: self.used as u32,
+                scan: if case_only { plink.scan } else { chain },
+            })
+        } else {
+            None
+        };
+        self.buffers[self.used] = out;
+        match link {
+            Some(l) => {
+                self.used += 1;
+                self.index.insert((slot, chain), l);
+            }
+            // Unchanged: the parent's bytes and scan.
+            None => {
+                self.index.insert((slot, chain), plink);
+            }
+        }
     }
 
     /// The result for `(slot, chain)`; call [`TransformMemo::compute`] first.
@@ -101,17 +122,45 @@ impl TransformMemo {
         base: &'a [u8],
     ) -> &'a [u8] {
         loop {
-            if chain == 0 {
-                return base;
+            if let Some(l) = self.link(slot, chain) {
+                return self.bytes(l, base);
             }
-            match self.find(slot, chain) {
-                Some(Memo::Owned(v)) => return v,
-                Some(Memo::Same) | None => match chains.split_last(chain) {
-                    Some((parent, _)) => chain = parent,
-                    None => return base,
-                },
+            // Not computed (a caller error): the nearest computed ancestor.
+            match chains.split_last(chain) {
+                Some((parent, _)) => chain = parent,
+                None => return base,
             }
         }
+    }
+
+    /// The prefilter's rule bits for `(slot, chain)`, scanning each distinct byte
+    /// string once; call [`TransformMemo::compute`] first.
+    pub fn scan(
+        &mut self,
+        prefilter: &crate::prefilter::Prefilter,
+        chains: &ChainTable,
+        slot: u32,
+        chain: ChainId,
+        base: &[u8],
+    ) -> &[u64] {
+        let owner = match self.link(slot, chain) {
+            Some(l) => l.scan,
+            None => chain,
+        };
+        let words = prefilter.words();
+        let offset = match self.scans.get(&(slot, owner)) {
+            Some(&o) => o as usize,
+            None => {
+                let o = self.bits.len();
+                let mut bits = std::mem::take(&mut self.bits);
+                bits.resize(o + words, 0);
+                prefilter.scan_into(self.get(chains, slot, owner, base), &mut bits[o..]);
+                self.bits = bits;
+                self.scans.insert((slot, owner), o as u32);
+                o
+            }
+        };
+        &self.bits[offset..offset + words]
     }
 }
 
@@ -143,5 +192,38 @@ pub fn apply_chain(
         if t.apply(out, tmp) {
             std::mem::swap(out, tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prefilter::{has, Prefilter};
+    use crate::transform::Transformation;
+
+    #[test]
+    fn chains_share_prefixes_and_case_only_changes_share_scans() {
+        let mut chains = ChainTable::new();
+        let lower = chains.intern(&[Transformation::Lowercase]);
+        let lower_url = chains.intern(&[Transformation::Lowercase, Transformation::UrlDecode]);
+        let pf = Prefilter::build(&[(0, vec![b"select".to_vec()]), (1, vec![b"a b".to_vec()])])
+            .unwrap_or_else(|| panic!("literals"));
+        let mut memo = TransformMemo::default();
+        let base = b"SELECT+a+B";
+        memo.compute(&chains, 7, lower_url, base);
+        assert_eq!(memo.get(&chains, 7, lower, base), b"select+a+b");
+        assert_eq!(memo.get(&chains, 7, lower_url, base), b"select a b");
+        // Lower-casing changes only case: it shares the raw value's scan.
+        assert_eq!(memo.link(7, lower).map(|l| l.scan), Some(0));
+        assert_eq!(memo.link(7, lower_url).map(|l| l.scan), Some(lower_url));
+        let raw = memo.scan(&pf, &chains, 7, lower, base).to_vec();
+        assert!(has(&raw, 0) && !has(&raw, 1));
+        let decoded = memo.scan(&pf, &chains, 7, lower_url, base).to_vec();
+        assert!(has(&decoded, 0) && has(&decoded, 1));
+        // Cleared and reused: same results, no stale entries.
+        memo.clear();
+        memo.compute(&chains, 7, lower, b"X");
+        assert_eq!(memo.get(&chains, 7, lower, b"X"), b"x");
+        assert_eq!(memo.get(&chains, 7, lower_url, b"X"), b"x");
     }
 }

@@ -10,8 +10,11 @@
 //! once, values transformed at most once per chain (see [`memo`]).
 
 pub mod data;
+mod groups;
 pub mod memo;
 mod phase;
+pub(crate) use phase::parse_int;
+mod pool;
 mod resolve;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -188,6 +191,11 @@ pub struct Transaction {
     started: Instant,
     phases_done: u8,
     uri: String,
+    pub(crate) profile: Option<Box<crate::profile::Profile>>,
+    /// The prefilter's per-group unions (see [`groups`]).
+    pub(crate) groups: Vec<groups::GroupUnion>,
+    /// Reused by `setvar` for expanded values.
+    pub(crate) setvar_buf: Vec<u8>,
 }
 
 impl Transaction {
@@ -205,17 +213,21 @@ impl Transaction {
         let n = UNIQUE.fetch_add(1, Ordering::Relaxed);
         let unique_id = format!("{:x}{:08x}", crate::collection::now_unix(), n);
         let mode = program.config.rule_engine;
+        let b = pool::take();
         let mut t = Transaction {
             program,
             store,
-            data: Data::default(),
-            memo: TransformMemo::default(),
-            state: State::default(),
+            data: b.data,
+            memo: b.memo,
+            state: State {
+                tx: b.tx,
+                ..State::default()
+            },
             captures: Captures::default(),
-            cands: Vec::new(),
-            scratch: data::Scratch::default(),
-            vbuf: Vec::new(),
-            tbuf: Vec::new(),
+            cands: b.cands,
+            scratch: b.scratch,
+            vbuf: b.vbuf,
+            tbuf: b.tbuf,
             matched: Vec::new(),
             mode,
             intervention: None,
@@ -235,6 +247,9 @@ impl Transaction {
             unique_id,
             started: Instant::now(),
             phases_done: 0,
+            profile: None,
+            groups: b.groups,
+            setvar_buf: b.setvar_buf,
             uri: String::new(),
         };
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
@@ -251,6 +266,19 @@ impl Transaction {
         );
         t.data.set(Var::ModsecBuild, b"030014100");
         t
+    }
+
+    /// Records the cost of every rule this transaction evaluates (see
+    /// [`crate::profile`]); call before the first phase.
+    pub fn enable_profile(&mut self) {
+        let mut p = crate::profile::Profile::new(self.program.rules.len());
+        p.transactions = 1;
+        self.profile = Some(Box::new(p));
+    }
+
+    /// The rule cost profile, when enabled.
+    pub fn profile(&self) -> Option<&crate::profile::Profile> {
+        self.profile.as_deref()
     }
 
     /// The program this transaction runs.
@@ -673,8 +701,19 @@ impl Transaction {
         self.intervention.as_ref()
     }
 
-    /// Whether the response body should be fed to the engine (access on and MIME type
-    /// listed).
+    /// Whether the request body should be fed to the engine: request body access on
+    /// (as in force after phase 1, `ctl:requestBodyAccess` included) and the engine
+    /// active. A server streams the body past the engine otherwise.
+    pub fn wants_request_body(&self) -> bool {
+        self.active()
+            && self
+                .request_body_access
+                .unwrap_or(self.program.config.request_body_access)
+    }
+
+    /// Whether the response body should be fed to the engine: response body access
+    /// on (after `ctl:responseBodyAccess`), the engine active, and the response's
+    /// MIME type among `SecResponseBodyMimeType`.
     pub fn wants_response_body(&self) -> bool {
         let access = self
             .response_body_access
@@ -781,6 +820,22 @@ impl Transaction {
     /// Which phases have run (bit i = phase i+1).
     pub fn phases_done(&self) -> u8 {
         self.phases_done
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        pool::give(pool::Buffers {
+            data: std::mem::take(&mut self.data),
+            memo: std::mem::take(&mut self.memo),
+            cands: std::mem::take(&mut self.cands),
+            scratch: std::mem::take(&mut self.scratch),
+            vbuf: std::mem::take(&mut self.vbuf),
+            tbuf: std::mem::take(&mut self.tbuf),
+            groups: std::mem::take(&mut self.groups),
+            setvar_buf: std::mem::take(&mut self.setvar_buf),
+            tx: std::mem::take(&mut self.state.tx),
+        });
     }
 }
 

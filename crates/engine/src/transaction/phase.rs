@@ -34,6 +34,14 @@ impl Transaction {
             _ => {}
         }
         let program = std::sync::Arc::clone(&self.program);
+        let phase_start = self.profile.is_some().then(std::time::Instant::now);
+        self.run_steps(&program, phase);
+        if let (Some(start), Some(p)) = (phase_start, self.profile.as_deref_mut()) {
+            p.phase_nanos[(phase - 1) as usize] += elapsed_nanos(start);
+        }
+    }
+
+    fn run_steps(&mut self, program: &crate::Program, phase: u8) {
         let steps = &program.phases[(phase - 1) as usize];
         let mut i = 0;
         let mut skip = 0u32;
@@ -61,7 +69,22 @@ impl Transaction {
                 i += 1;
                 continue;
             }
-            let matched = self.eval_chain(&program, idx);
+            let matched = if self.profile.is_some() {
+                let start = std::time::Instant::now();
+                let m = self.eval_chain(program, idx);
+                if let Some(c) = self
+                    .profile
+                    .as_deref_mut()
+                    .and_then(|p| p.rules.get_mut(idx as usize))
+                {
+                    c.evaluations += 1;
+                    c.matches += u64::from(m);
+                    c.nanos += elapsed_nanos(start);
+                }
+                m
+            } else {
+                self.eval_chain(program, idx)
+            };
             if matched {
                 if self.intervention.is_some() && phase < 5 {
                     return;
@@ -138,6 +161,43 @@ impl Transaction {
             self.run_setvars(rule);
             return true;
         }
+        if let Some(sr) = &rule.static_result {
+            if program.options.verify {
+                let m = self.eval_rule_values(program, rule);
+                assert_eq!(
+                    m,
+                    !sr.matches.is_empty(),
+                    "rule {} folded at load time evaluates differently",
+                    rule.chain_id
+                );
+                return m;
+            }
+            for (name, value) in &sr.matches {
+                self.on_match(rule, name.clone(), value.clone(), true);
+            }
+            return !sr.matches.is_empty();
+        }
+        if let (Some(bit), Some(group), Some(pf)) =
+            (rule.prefilter, rule.prefilter_group, &program.prefilter)
+        {
+            if !self.group_may_match(program, pf, rule, group, bit) {
+                if program.options.verify {
+                    // Evaluate anyway: a match here is a defect of the prefilter.
+                    assert!(
+                        !self.eval_rule_values(program, rule),
+                        "prefilter group hid a match of rule {}",
+                        rule.chain_id
+                    );
+                }
+                return false;
+            }
+        }
+        self.eval_rule_values(program, rule)
+    }
+
+    /// Evaluates the rule's values with its operator (after the prefilter's group
+    /// test); runs per-match effects.
+    fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
         // Resolve candidates into buffers reused across rules.
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut cands = std::mem::take(&mut self.cands);
@@ -170,10 +230,19 @@ impl Transaction {
         }
         // A dynamic operator is built per expanded argument (cached by the program).
         let dynamic;
-        let op: &dyn operator::Operator = match &rule.operator.op {
-            CompiledOp::Static(op) => op.as_ref(),
-            CompiledOp::Dynamic(m) => {
+        let op: &dyn operator::Operator = match (&rule.operator.op, &rule.resolved_op) {
+            (CompiledOp::Static(op), _) => op.as_ref(),
+            // Macros that expand the same for every request: built at load time.
+            (CompiledOp::Dynamic(_), Some((_, op))) if !program.options.verify => op.as_ref(),
+            (CompiledOp::Dynamic(m), resolved) => {
                 let arg = self.expand_string(m, Some(rule));
+                if let Some((expected, _)) = resolved {
+                    assert_eq!(
+                        &arg, expected,
+                        "operator argument of rule {} resolved at load time differs",
+                        rule.chain_id
+                    );
+                }
                 match program.dynamic_operator(rule.operator.name, &arg) {
                     Some(op) => {
                         dynamic = op;
@@ -193,9 +262,24 @@ impl Transaction {
         let mut tbuf = std::mem::take(&mut self.tbuf);
         for c in &cands {
             if rule.multi_match {
-                // Rare: the operator runs on the value and after every transformation
-                // that changes it.
-                let mut cur = self.entry_of(c, &scratch).value.clone();
+                // The operator runs on the value and after every transformation that
+                // changes it. A value on which none of them matched is cached.
+                let cache_key = match c.src {
+                    Src::Slot(slot) if !c.count && program.options.value_cache && rule.pure => {
+                        Some((
+                            rule.index | crate::value_cache::MULTI,
+                            self.data.value_hash(slot),
+                        ))
+                    }
+                    _ => None,
+                };
+                let raw = &self.entry_of(c, &scratch).value;
+                let cached = cache_key.and_then(|(k, h)| program.caches.results.get(k, raw, h));
+                if cached == Some(false) && !negated && !program.options.verify {
+                    continue;
+                }
+                let mut any_hit = false;
+                let mut cur = raw.clone();
                 let mut values = vec![cur.clone()];
                 for t in program.chains.transformations(rule.transforms) {
                     let mut out = Vec::new();
@@ -209,16 +293,51 @@ impl Transaction {
                         self.captures.clear();
                     }
                     let hit = op.evaluate(&value, rule.capture.then_some(&mut self.captures));
+                    any_hit |= hit;
                     if hit != negated {
                         matched_any = true;
                         let name = self.display_name(c, &scratch);
                         self.on_match(rule, name, value, hit);
                     }
                 }
+                match (cached, cache_key) {
+                    (Some(c), _) if program.options.verify => {
+                        assert_eq!(
+                            c, any_hit,
+                            "cached result of rule {} differs",
+                            rule.chain_id
+                        );
+                    }
+                    (None, Some((k, h))) if !any_hit => {
+                        program
+                            .caches
+                            .results
+                            .put(k, &self.entry_of(c, &scratch).value, h, false);
+                    }
+                    _ => {}
+                }
                 continue;
             }
             let (hit, value) = match c.src {
                 Src::Slot(slot) if !c.count => {
+                    // A repeated value whose result is cached: no transformation,
+                    // no operator (verification recomputes and compares).
+                    let vhash = if program.options.value_cache && rule.pure {
+                        self.data.value_hash(slot)
+                    } else {
+                        0
+                    };
+                    let cached = if program.options.value_cache && rule.pure {
+                        program
+                            .caches
+                            .results
+                            .get(rule.index, &self.data.entry(slot).value, vhash)
+                    } else {
+                        None
+                    };
+                    if cached == Some(false) && !negated && !program.options.verify {
+                        continue;
+                    }
                     let base = &self.data.entry(slot).value;
                     self.memo
                         .compute(&program.chains, slot, rule.transforms, base);
@@ -229,7 +348,7 @@ impl Transaction {
                             .scan(pf, &program.chains, slot, rule.transforms, base);
                         if !crate::prefilter::has(bits, bit) {
                             // No required literal occurs: the operator cannot match.
-                            if program.options.verify_prefilter {
+                            if program.options.verify {
                                 let v = self.memo.get(&program.chains, slot, rule.transforms, base);
                                 assert!(
                                     !op.evaluate(v, None),
@@ -260,6 +379,24 @@ impl Transaction {
                         self.captures.clear();
                     }
                     let hit = op.evaluate(v, rule.capture.then_some(&mut self.captures));
+                    if let Some(c) = cached {
+                        if program.options.verify {
+                            assert_eq!(
+                                c,
+                                hit,
+                                "cached result of rule {} differs on {:?}",
+                                rule.chain_id,
+                                String::from_utf8_lossy(v)
+                            );
+                        }
+                    } else if program.options.value_cache && rule.pure && !(rule.capture && hit) {
+                        program.caches.results.put(
+                            rule.index,
+                            &self.data.entry(slot).value,
+                            vhash,
+                            hit,
+                        );
+                    }
                     (
                         hit,
                         if hit != negated {
@@ -371,6 +508,11 @@ impl Transaction {
     }
 
     fn run_setvars(&mut self, rule: &Rule) {
+        if rule.setvars.is_empty() {
+            return;
+        }
+        // One buffer for the expanded values, kept across calls: no allocation.
+        let mut value = std::mem::take(&mut self.setvar_buf);
         for sv in &rule.setvars {
             let expanded;
             let key: &str = match &sv.key_literal {
@@ -380,7 +522,7 @@ impl Transaction {
                     &expanded
                 }
             };
-            let mut value = Vec::new();
+            value.clear();
             match sv.value.literal() {
                 Some(l) => value.extend_from_slice(l),
                 None => self.expand(&sv.value, Some(rule), &mut value),
@@ -389,8 +531,8 @@ impl Transaction {
                 continue;
             };
             match sv.op {
-                SetVarOp::Set => col.set(key, value),
-                SetVarOp::Flag => col.set(key, b"1".to_vec()),
+                SetVarOp::Set => col.set_slice(key, &value),
+                SetVarOp::Flag => col.set_slice(key, b"1"),
                 SetVarOp::Unset => col.remove(key),
                 SetVarOp::Add | SetVarOp::Sub => {
                     let a = parse_int(col.get(key).unwrap_or(b"0"));
@@ -400,10 +542,12 @@ impl Transaction {
                     } else {
                         a.saturating_sub(b)
                     };
-                    col.set(key, r.to_string().into_bytes());
+                    let mut digits = [0u8; 20];
+                    col.set_slice(key, format_int(r, &mut digits));
                 }
             }
         }
+        self.setvar_buf = value;
     }
 
     /// Effects after the whole chain matched, for one link (`rule`).
@@ -655,5 +799,39 @@ pub(crate) fn parse_int(s: &[u8]) -> i64 {
         -n
     } else {
         n
+    }
+}
+
+fn elapsed_nanos(start: std::time::Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// `n` in decimal, written into `buf` (an i64 needs at most 20 bytes).
+fn format_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats_integers_like_to_string() {
+        for n in [0i64, 5, -5, 10, 1234567, i64::MAX, i64::MIN] {
+            let mut buf = [0u8; 20];
+            assert_eq!(super::format_int(n, &mut buf), n.to_string().as_bytes());
+        }
     }
 }

@@ -17,6 +17,29 @@ pub enum BenchCommand {
     /// median and p99 µs per request and requests/s per core, overall and per
     /// request name or class.
     Engine(EngineArgs),
+    /// Load an HTTP target with a corpus: closed loop (like wrk) or open loop at
+    /// fixed rates (like httperf --rate), HdrHistogram latency percentiles.
+    ///
+    /// Closed loop (--connections N): each connection sends its next request when
+    /// the previous response is read. Open loop (--rate R[,R...]): request i is due
+    /// at start + i/R and latency is measured from that intended time, so queueing
+    /// behind a stalled server counts (no coordinated omission); several rates run
+    /// one after another (a sweep). Prints a summary, JSON (--json) or CSV (--csv).
+    Http(HttpArgs),
+    /// Build each git revision in a scratch worktree and run the same engine
+    /// benchmark on each: one CSV row per revision with its commit subject.
+    ///
+    /// Arguments after `--` go to `palisade bench engine --json` of every revision.
+    Batch(BatchArgs),
+    /// Side-by-side comparison: the same corpus and load against targets the tool
+    /// starts itself (nginx plain proxy, Palisade engine Off, Palisade + CRS,
+    /// nginx + ModSecurity v3 + CRS, Coraza), each in front of the same backend.
+    ///
+    /// For each target: idle memory, an open-loop rate sweep (--rates) and a
+    /// closed-loop maximum-throughput run, with CPU and memory (RSS, PSS summed over
+    /// the target's processes) sampled from /proc. Writes report.md, results.json and
+    /// PNG/SVG plots to --out. Targets that are not installed are reported as skipped.
+    Compare(Box<CompareArgs>),
 }
 
 /// Arguments of `palisade bench engine`.
@@ -43,23 +66,41 @@ pub struct EngineArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Optimisations on (comma-separated): all, none, prefilter, prune, cache.
+    #[arg(long, default_value = "all")]
+    pub optimizations: String,
+    /// Check every optimisation against plain evaluation while running (slow; a
+    /// difference aborts).
+    #[arg(long)]
+    pub verify: bool,
+    /// Profile every Nth request per rule and print the costliest rules (0: off).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub profile_every: usize,
+    /// Rules listed in the profile tables.
+    #[arg(long, default_value_t = 20)]
+    pub profile_top: usize,
 }
 
 /// Runs `palisade bench ...`.
 pub fn run(cmd: &BenchCommand) -> Result<ExitCode> {
     match cmd {
         BenchCommand::Engine(args) => engine(args),
+        BenchCommand::Http(args) => http(args),
+        BenchCommand::Batch(args) => batch(args),
+        BenchCommand::Compare(args) => compare(args),
     }
 }
 
 fn engine(args: &EngineArgs) -> Result<ExitCode> {
     let corpus = bench::corpus::load(&args.corpus)?;
+    let mut options = engine::Options::parse(&args.optimizations).map_err(anyhow::Error::msg)?;
+    options.verify = args.verify;
     let program = if args.rules.is_empty() {
         let text = ftw::crs_config::crs_config(&args.crs, args.paranoia, false)
             .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
-        engine::Program::from_str("crs.conf", &text)
+        engine::Program::from_str_with("crs.conf", &text, &options)
     } else {
-        engine::Program::from_paths(&args.rules)
+        engine::Program::from_paths_with(&args.rules, &options)
     }
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     let threads = args.threads.max(1);
@@ -69,7 +110,9 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
             .map(|_| {
                 let p = Arc::clone(&program);
                 let c = &corpus;
-                s.spawn(move || bench::engine_bench::run(&p, c, args.iterations))
+                s.spawn(move || {
+                    bench::engine_bench::run(&p, c, args.iterations, args.profile_every)
+                })
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -79,10 +122,34 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
         anyhow::bail!("no benchmark thread finished");
     };
     let total: u64 = reports.iter().map(|r| r.all.requests).sum();
+    let mut profile: Option<engine::profile::Profile> = None;
+    for p in reports.iter().filter_map(|r| r.profile.as_ref()) {
+        match profile.as_mut() {
+            Some(acc) => acc.merge(p),
+            None => profile = Some(p.clone()),
+        }
+    }
+    let top = profile
+        .as_ref()
+        .map(|p| bench::engine_bench::top_rules(&program, p, args.profile_top));
     if args.json {
         let mut v = serde_json::to_value(first)?;
         if let Some(o) = v.as_object_mut() {
+            if let (Some((by_time, by_hits)), Some(p)) = (&top, &profile) {
+                o.insert("profiled_requests".into(), p.transactions.into());
+                o.insert(
+                    "phase_us_per_request".into(),
+                    p.phase_nanos
+                        .iter()
+                        .map(|n| *n as f64 / 1000.0 / p.transactions.max(1) as f64)
+                        .collect::<Vec<f64>>()
+                        .into(),
+                );
+                o.insert("rules_by_time".into(), serde_json::to_value(by_time)?);
+                o.insert("rules_by_hits".into(), serde_json::to_value(by_hits)?);
+            }
             o.insert("threads".into(), threads.into());
+            o.insert("optimizations".into(), args.optimizations.clone().into());
             o.insert("paranoia".into(), args.paranoia.into());
             o.insert(
                 "aggregate_requests_per_second".into(),
@@ -92,12 +159,14 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
-            "{} requests x {} passes, {} thread(s), paranoia {}, {} rules",
+            "{} requests x {} passes, {} thread(s), paranoia {}, {} rules, optimizations {}{}",
             corpus.len(),
             args.iterations,
             threads,
             args.paranoia,
-            program.rule_count()
+            program.rule_count(),
+            args.optimizations,
+            if args.verify { " (verified)" } else { "" }
         );
         println!(
             "{:<12} {:>10} {:>10} {:>10} {:>12} {:>8}",
@@ -120,6 +189,368 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
                 total as f64 / wall
             );
         }
+        if let (Some((by_time, by_hits)), Some(p)) = (&top, &profile) {
+            print_profile(p, by_time, by_hits);
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_profile(
+    p: &engine::profile::Profile,
+    by_time: &[bench::engine_bench::RuleLine],
+    by_hits: &[bench::engine_bench::RuleLine],
+) {
+    let n = p.transactions.max(1) as f64;
+    println!();
+    println!("rule cost profile over {} sampled requests", p.transactions);
+    let phases: Vec<String> = p
+        .phase_nanos
+        .iter()
+        .enumerate()
+        .map(|(i, ns)| format!("phase {} {:.1} µs", i + 1, *ns as f64 / 1000.0 / n))
+        .collect();
+    println!("per request: {}", phases.join(", "));
+    let table = |title: &str, lines: &[bench::engine_bench::RuleLine]| {
+        println!();
+        println!("{title}");
+        println!(
+            "{:>8} {:>5} {:>10} {:>8} {:>10} {:>7}",
+            "rule", "phase", "evals/req", "hit %", "ns/eval", "time %"
+        );
+        for l in lines {
+            println!(
+                "{:>8} {:>5} {:>10.2} {:>8.1} {:>10.0} {:>7.1}",
+                l.id,
+                l.phase,
+                l.evaluations_per_request,
+                l.hit_ratio * 100.0,
+                l.ns_per_evaluation,
+                l.time_share * 100.0
+            );
+        }
+    };
+    table("costliest rules (total time)", by_time);
+    table("most matching rules", by_hits);
+}
+
+/// Arguments of `palisade bench http`.
+#[derive(clap::Args)]
+pub struct HttpArgs {
+    /// The target, http://host[:port][/path] (the corpus gives each request's path).
+    #[arg(long)]
+    pub target: String,
+    /// The corpus: JSON Lines or the standard requests' JSON array.
+    #[arg(long, default_value = "../shared/bench/standard-requests.json")]
+    pub corpus: PathBuf,
+    /// Connections: the closed loop's concurrency, or the open loop's pool size
+    /// (default 32 closed, 64 open).
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Open loop at these rates (requests/s), one run each: --rate 1000,2000,5000.
+    #[arg(long, value_delimiter = ',')]
+    pub rate: Vec<f64>,
+    /// How long each run sends (500ms, 10s, 1m).
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// Client threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Open a new connection for every request.
+    #[arg(long)]
+    pub no_keep_alive: bool,
+    /// Per-request timeout.
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
+    /// Print JSON (one object; {"runs": [...]} for several rates).
+    #[arg(long)]
+    pub json: bool,
+    /// Print CSV (a header and one row per run).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Also write the CSV to this file.
+    #[arg(long)]
+    pub csv_out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn http(args: &HttpArgs) -> Result<ExitCode> {
+    use bench::http::{self as h, report};
+    let corpus = bench::corpus::load(&args.corpus)?;
+    let target = h::Target::parse(&args.target)?;
+    let keep_alive = !args.no_keep_alive;
+    let requests = h::prepare_corpus(&corpus, &target, keep_alive)?;
+    let open = !args.rate.is_empty();
+    let cfg = h::LoadConfig {
+        target,
+        connections: args
+            .connections
+            .unwrap_or(if open { 64 } else { 32 })
+            .max(1),
+        threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
+        duration: h::parse_duration(&args.duration)?,
+        keep_alive,
+        timeout: h::parse_duration(&args.timeout)?,
+        progress: !args.quiet,
+    };
+    let mut reports = Vec::new();
+    if open {
+        for &rate in &args.rate {
+            if !(rate.is_finite() && rate > 0.0) {
+                anyhow::bail!("--rate must be positive, got {rate}");
+            }
+            let r = h::open_loop::run(&cfg, Arc::clone(&requests), rate)?;
+            if !args.json && !args.csv {
+                print!("{}", r.render_text());
+            }
+            reports.push(r);
+        }
+    } else {
+        let r = h::closed_loop::run(&cfg, requests)?;
+        if !args.json && !args.csv {
+            print!("{}", r.render_text());
+        }
+        reports.push(r);
+    }
+    if args.json {
+        let v = if reports.len() == 1 {
+            serde_json::to_value(&reports[0])?
+        } else {
+            serde_json::json!({ "runs": reports })
+        };
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if args.csv {
+        print!("{}", report::render_csv(&reports));
+    }
+    if let Some(path) = &args.csv_out {
+        std::fs::write(path, report::render_csv(&reports))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `palisade bench batch`.
+#[derive(clap::Args)]
+pub struct BatchArgs {
+    /// Git revisions to benchmark, in order.
+    #[arg(required = true)]
+    pub revisions: Vec<String>,
+    /// The repository (default: the current directory's).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// Cargo target directory shared by the builds (default: a temporary one,
+    /// removed at the end).
+    #[arg(long)]
+    pub target_dir: Option<PathBuf>,
+    /// Also write the CSV to this file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Arguments for `palisade bench engine --json` (after `--`).
+    #[arg(last = true)]
+    pub bench_args: Vec<String>,
+}
+
+fn batch(args: &BatchArgs) -> Result<ExitCode> {
+    use bench::batch;
+    let mut cfg =
+        batch::BatchConfig::new(args.repo.clone(), args.revisions.clone(), &args.bench_args);
+    cfg.target_dir = args
+        .target_dir
+        .as_ref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+    println!("{}", batch::CSV_HEADER);
+    let rows = batch::run(&cfg, &mut |row| println!("{}", batch::csv_row(row)))?;
+    if let Some(path) = &args.out {
+        let mut text = format!("{}\n", batch::CSV_HEADER);
+        for r in &rows {
+            text.push_str(&batch::csv_row(r));
+            text.push('\n');
+        }
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let failed = rows.iter().filter(|r| r.error.is_some()).count();
+    if failed > 0 {
+        eprintln!("palisade: {failed} revision(s) without figures (see the error column)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `palisade bench compare`.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Targets: nginx, palisade-off, palisade-crs, modsecurity, coraza, or all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub targets: Vec<String>,
+    /// Paranoia levels for the CRS targets (palisade-crs, modsecurity): 1,2,3,4.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub paranoia: Vec<u8>,
+    /// The CRS directory.
+    #[arg(long, default_value = "../shared/crs")]
+    pub crs: PathBuf,
+    /// The corpus: JSON Lines or the standard requests' JSON array.
+    #[arg(long, default_value = "../shared/bench/standard-requests.json")]
+    pub corpus: PathBuf,
+    /// Offered rates of the open-loop sweep (requests/s); empty string: no sweep.
+    #[arg(long, value_delimiter = ',', default_value = "500,1000,2000,4000,8000")]
+    pub rates: Vec<String>,
+    /// Duration of each sweep run.
+    #[arg(long, default_value = "5s")]
+    pub sweep_duration: String,
+    /// Duration of the closed-loop run (0s: none).
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// Closed-loop connections.
+    #[arg(long, default_value_t = 32)]
+    pub connections: usize,
+    /// Open-loop connection pool.
+    #[arg(long, default_value_t = 64)]
+    pub open_connections: usize,
+    /// Load generator threads.
+    #[arg(long, default_value_t = 1)]
+    pub client_threads: usize,
+    /// nginx workers / Palisade threads per target.
+    #[arg(long, default_value_t = 1)]
+    pub server_threads: usize,
+    /// CPUs for the targets (e.g. 0 or 0-1).
+    #[arg(long)]
+    pub server_cpus: Option<String>,
+    /// CPUs for the load generator.
+    #[arg(long)]
+    pub client_cpus: Option<String>,
+    /// CPUs for the backend.
+    #[arg(long)]
+    pub backend_cpus: Option<String>,
+    /// Backend: auto (nginx when installed, else built-in), nginx, builtin.
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
+    /// Per-request timeout.
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
+    /// CPU and memory sampling interval.
+    #[arg(long, default_value = "250ms")]
+    pub sample_interval: String,
+    /// Output directory (report.md, results.json, plots).
+    #[arg(long, default_value = "compare-report")]
+    pub out: PathBuf,
+    /// Scratch directory for the targets' configurations and logs (default: a new
+    /// directory under the system's temporary directory).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// Re-render the report and plots from a results.json instead of measuring.
+    #[arg(long)]
+    pub from_json: Option<PathBuf>,
+}
+
+fn compare(args: &CompareArgs) -> Result<ExitCode> {
+    use bench::compare::{self as c, pin, sweep::BackendChoice};
+    let comparison = if let Some(path) = &args.from_json {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str::<c::Comparison>(&text)
+            .with_context(|| format!("parsing {}", path.display()))?
+    } else {
+        let cpus = |s: &Option<String>| -> Result<Option<Vec<usize>>> {
+            s.as_deref()
+                .map(pin::parse_cpus)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!(e))
+        };
+        let mut rates = Vec::new();
+        for r in args
+            .rates
+            .iter()
+            .map(|r| r.trim())
+            .filter(|r| !r.is_empty())
+        {
+            let v: f64 = r
+                .parse()
+                .with_context(|| format!("--rates: '{r}' is not a number"))?;
+            if !(v.is_finite() && v > 0.0) {
+                anyhow::bail!("--rates must be positive, got {r}");
+            }
+            rates.push(v);
+        }
+        let backend = match args.backend.as_str() {
+            "auto" => BackendChoice::Auto,
+            "nginx" => BackendChoice::Nginx,
+            "builtin" => BackendChoice::Builtin,
+            b => anyhow::bail!("--backend {b}: expected auto, nginx or builtin"),
+        };
+        let corpus = bench::corpus::load(&args.corpus)?;
+        let cfg = c::CompareConfig {
+            palisade: std::env::current_exe().context("locating the palisade binary")?,
+            crs: std::path::absolute(&args.crs).unwrap_or_else(|_| args.crs.clone()),
+            corpus_name: args.corpus.display().to_string(),
+            targets: c::targets::parse_targets(&args.targets, &args.paranoia)?,
+            rates,
+            sweep_duration: bench::http::parse_duration(&args.sweep_duration)?,
+            closed_duration: bench::http::parse_duration(&args.duration)?,
+            closed_connections: args.connections.max(1),
+            open_connections: args.open_connections.max(1),
+            client_threads: args.client_threads.max(1),
+            timeout: bench::http::parse_duration(&args.timeout)?,
+            server_cpus: cpus(&args.server_cpus)?,
+            client_cpus: cpus(&args.client_cpus)?,
+            backend_cpus: cpus(&args.backend_cpus)?,
+            server_threads: args.server_threads.max(1),
+            backend,
+            work_dir: match &args.work_dir {
+                Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
+                None => {
+                    std::env::temp_dir().join(format!("palisade-compare-{}", std::process::id()))
+                }
+            },
+            sample_interval: bench::http::parse_duration(&args.sample_interval)?,
+        };
+        let log = |m: &str| eprintln!("compare: {m}");
+        let mut result = c::run(&cfg, &corpus, &log)?;
+        result.settings.command = std::env::args()
+            .map(|a| {
+                if a.contains([' ', '\'', '"']) {
+                    format!("'{}'", a.replace('\'', "'\\''"))
+                } else {
+                    a
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        result.settings.revision = git_revision();
+        result
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let json = args.out.join("results.json");
+    if args.from_json.as_deref() != Some(json.as_path()) {
+        std::fs::write(&json, serde_json::to_string_pretty(&comparison)?)
+            .with_context(|| format!("writing {}", json.display()))?;
+    }
+    let plots = match c::plot::write_all(&comparison, &args.out) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("palisade: no plots: {e}");
+            Vec::new()
+        }
+    };
+    let md = args.out.join("report.md");
+    std::fs::write(&md, c::report::render(&comparison, &plots))
+        .with_context(|| format!("writing {}", md.display()))?;
+    println!("{}", md.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `git describe --always --dirty` of the current directory, or empty.
+fn git_revision() -> String {
+    std::process::Command::new("git")
+        .args(["describe", "--always", "--dirty"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
 }

@@ -18,10 +18,16 @@ pub struct Args {
     /// Print one JSON object (summary and errors) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also print the evaluation plan: every rule by phase and how the compiler
+    /// admits it (prefiltered by literals, or always evaluated and why).
+    #[arg(long)]
+    pub plan: bool,
 }
 
 #[derive(Serialize)]
 struct Report<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<String>,
     valid: bool,
     parse_ms: f64,
     compile_ms: f64,
@@ -58,9 +64,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let compile_start = Instant::now();
     let mut compile_error = None;
     let mut fallbacks = Vec::new();
+    let mut plan = None;
     if loaded.is_ok() {
         match engine::Program::from_loaded(&loaded) {
-            Ok(program) => fallbacks = regex_fallbacks(&program),
+            Ok(program) => {
+                fallbacks = regex_fallbacks(&program);
+                if args.plan {
+                    plan = Some(engine::plan::render(&program));
+                }
+            }
             Err(e) => compile_error = Some(e.to_string()),
         }
     }
@@ -86,6 +98,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             });
         }
         let report = Report {
+            plan,
             valid,
             parse_ms,
             compile_ms,
@@ -99,6 +112,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("the configuration parses but does not compile");
     } else if loaded.is_ok() {
         print!("{}", render_summary(&summary, parse_ms));
+        if let Some(plan) = &plan {
+            print!("{plan}");
+        }
         println!("compiled in {compile_ms:.1} ms");
         if fallbacks.is_empty() {
             println!("regular expressions: all run on the linear-time engine");

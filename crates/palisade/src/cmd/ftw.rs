@@ -1,16 +1,19 @@
 //! `palisade ftw`: the CRS regression suite (go-ftw YAML files) run in-process
-//! against the engine.
+//! against the engine, or with `--target URL --log FILE` over the network against
+//! a running server (marker requests delimit each stage's lines in its log, as
+//! go-ftw does); `--backend ADDR` runs the CRS test backend (`/reflect`) for such a
+//! server to forward to.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use ftw::load::load_file;
 use ftw::{
-    load_overrides, load_suite, run_suite, verdict, CaseId, EngineTarget, Filter, Report, Suite,
-    Summary,
+    load_overrides, load_suite, run_suite, verdict, CaseId, EngineTarget, Filter, HttpTarget,
+    HttpTargetConfig, Report, Suite, Summary, Target,
 };
 
 /// Arguments of `palisade ftw`.
@@ -36,14 +39,61 @@ pub struct Args {
     /// Print every failure's reason and log (text mode).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Send the requests to this server (`http://host:port`) instead of running
+    /// them in-process; needs `--log`.
+    #[arg(long, requires = "log")]
+    pub target: Option<String>,
+    /// The server's audit log (JSON, one record per line) or ModSecurity error log,
+    /// read for the rule ids of each stage (with `--target`).
+    #[arg(long, requires = "target")]
+    pub log: Option<PathBuf>,
+    /// Marker request header; the server must log it (see
+    /// `ftw::http_target::marker_rule`).
+    #[arg(long, default_value = ftw::http_target::DEFAULT_MARKER_HEADER)]
+    pub marker_header: String,
+    /// How long to wait for a marker to appear in the log, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub marker_timeout_ms: u64,
+    /// How long one request may take (connect, send, response), in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    pub request_timeout_ms: u64,
+    /// Run only the CRS test backend on this address (`/reflect` answers with the
+    /// status, headers and body its JSON body gives; everything else 200), until
+    /// killed: the upstream for a `palisade serve` tested with `--target`.
+    #[arg(long, conflicts_with_all = ["target", "log"])]
+    pub backend: Option<String>,
 }
 
 /// Runs the command.
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let text = ftw::crs_config::test_config(&args.crs)
-        .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
-    let program =
-        engine::Program::from_str("crs-test.conf", &text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(addr) = &args.backend {
+        let backend = ftw::reflect_backend::ReflectBackend::start(addr.as_str())
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        eprintln!(
+            "palisade ftw: CRS test backend on http://{}",
+            backend.addr()
+        );
+        backend.wait();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut target: Box<dyn Target> = match (&args.target, &args.log) {
+        (Some(url), Some(log)) => {
+            let mut config = HttpTargetConfig::new(url.clone(), log.clone());
+            config.marker_header = args.marker_header.clone();
+            config.marker_timeout = Duration::from_millis(args.marker_timeout_ms);
+            config.request_timeout = Duration::from_millis(args.request_timeout_ms);
+            let mut t = HttpTarget::new(&config)?;
+            t.check_markers()?;
+            Box::new(t)
+        }
+        _ => {
+            let text = ftw::crs_config::test_config(&args.crs)
+                .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
+            let program = engine::Program::from_str("crs-test.conf", &text)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            Box::new(EngineTarget::new(program))
+        }
+    };
     let paths = if args.tests.is_empty() {
         vec![args.crs.join("tests/regression/tests")]
     } else {
@@ -73,9 +123,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         rules: args.rules.clone(),
         tests,
     };
-    let mut target = EngineTarget::new(Arc::clone(&program));
     let quiet = args.json;
-    let results = run_suite(&suite, &filter, &mut target, &mut |p| {
+    let results = run_suite(&suite, &filter, &mut *target, &mut |p| {
         if !quiet {
             let mut err = std::io::stderr();
             let _ = writeln!(

@@ -2,5 +2,9 @@
 
 pub mod bench;
 pub mod check;
+pub mod demo;
 pub mod eval;
 pub mod ftw;
+pub mod reload;
+pub mod serve;
+pub mod traffic;

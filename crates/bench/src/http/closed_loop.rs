@@ -1,0 +1,121 @@
+//! Closed loop, like wrk: N connections, each sending its next request as soon as the
+//! previous response is read, until the duration is over. A request in flight at the
+//! end is completed and counted (so the server's count and ours agree).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+use super::client::{Client, ClientError, Prepared};
+use super::report::{Recorder, Report, RunInfo};
+use super::{on_threads, HttpError, LoadConfig, Progress};
+
+/// Requests a task counts before publishing them to the progress bar.
+const BATCH: u64 = 64;
+
+/// Runs the closed loop over `requests`.
+pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>) -> Result<Report, HttpError> {
+    let threads = cfg.threads.max(1).min(cfg.connections.max(1));
+    let connections = cfg.connections.max(1);
+    let progress = Progress::start(
+        cfg.progress,
+        cfg.duration,
+        format!("{connections} connections"),
+    );
+    let done = Arc::clone(&progress.done);
+    let start = Instant::now();
+    let deadline = start + cfg.duration;
+    let (addr, keep_alive, timeout) = (cfg.target.addr, cfg.keep_alive, cfg.timeout);
+    let results = on_threads(threads, move |t| {
+        let requests = Arc::clone(&requests);
+        let done = Arc::clone(&done);
+        async move {
+            let mut set = JoinSet::new();
+            for c in (t..connections).step_by(threads) {
+                let requests = Arc::clone(&requests);
+                let done = Arc::clone(&done);
+                let offset = c * requests.len() / connections;
+                set.spawn(async move {
+                    connection(
+                        addr, &requests, offset, deadline, keep_alive, timeout, &done,
+                    )
+                    .await
+                });
+            }
+            let mut rec = Recorder::default();
+            let mut end = start;
+            while let Some(r) = set.join_next().await {
+                if let Ok((r, last)) = r {
+                    rec.merge(&r);
+                    end = end.max(last);
+                }
+            }
+            (rec, end)
+        }
+    })?;
+    progress.finish();
+    let mut rec = Recorder::default();
+    let mut end = start;
+    for (r, e) in &results {
+        rec.merge(r);
+        end = end.max(*e);
+    }
+    Ok(Report::new(
+        RunInfo {
+            mode: "closed",
+            target: cfg.target.url.clone(),
+            connections,
+            threads,
+            keep_alive,
+            rate: None,
+            scheduled: None,
+        },
+        &rec,
+        end - start,
+    ))
+}
+
+async fn connection(
+    addr: std::net::SocketAddr,
+    requests: &[Prepared],
+    offset: usize,
+    deadline: Instant,
+    keep_alive: bool,
+    timeout: Duration,
+    done: &std::sync::atomic::AtomicU64,
+) -> (Recorder, Instant) {
+    let mut rec = Recorder::default();
+    let mut client = Client::new(addr, keep_alive);
+    let mut i = offset;
+    let mut unpublished = 0u64;
+    loop {
+        let sent = Instant::now();
+        if sent >= deadline {
+            break;
+        }
+        let req = &requests[i % requests.len()];
+        i += 1;
+        match client.request(req, sent + timeout).await {
+            Ok(resp) => {
+                rec.response(resp.status, sent.elapsed(), resp.bytes);
+                unpublished += 1;
+                if unpublished == BATCH {
+                    done.fetch_add(unpublished, Ordering::Relaxed);
+                    unpublished = 0;
+                }
+            }
+            Err(e) => {
+                rec.errors.count(&e);
+                if matches!(e, ClientError::Connect(_)) {
+                    // Nothing listening (yet): do not spin.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        }
+    }
+    done.fetch_add(unpublished, Ordering::Relaxed);
+    rec.connections_opened = client.opened;
+    (rec, Instant::now())
+}

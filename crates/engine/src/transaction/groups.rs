@@ -1,0 +1,171 @@
+//! The prefilter's per-group unions: for a group of rules with the same targets and
+//! transformation chain, the union of the prefilter's scan results over every value
+//! the group inspects (for `multiMatch` rules, also every intermediate value after
+//! each transformation). A rule whose required literals occur in none of them cannot
+//! match, which one bit test tells — without resolving its targets or visiting its
+//! values. The union is computed once per group while the request data stay the same
+//! (see [`super::data::Data::generation`]).
+//!
+//! Exclusions only remove values, so a union over the values before exclusions is a
+//! superset: it may keep a rule that an exact union would skip, never the reverse.
+//! Values that are not request data (collections, counts, computed values) make the
+//! union unknown, and the rule is evaluated as usual.
+
+use super::resolve::{Candidate, Src};
+use super::Transaction;
+use crate::prefilter::{self, Prefilter};
+use crate::rule::Rule;
+
+/// One group's union.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct GroupUnion {
+    /// The data generation it was computed for (`None`: never computed).
+    generation: Option<u64>,
+    /// Some value was not request data: the union is unknown.
+    unknown: bool,
+    bits: Vec<u64>,
+}
+
+impl GroupUnion {
+    /// Marks the union as not computed (keeping its buffer).
+    pub(crate) fn forget(&mut self) {
+        self.generation = None;
+    }
+}
+
+impl Transaction {
+    /// The prefilter bits of one value under `rule`'s chain (for `multiMatch`, of
+    /// every intermediate value), into `out`.
+    pub(crate) fn value_bits(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        rule: &Rule,
+        slot: u32,
+        out: &mut Vec<u64>,
+    ) {
+        out.clear();
+        out.resize(pf.words(), 0);
+        let base = &self.data.entry(slot).value;
+        self.memo
+            .compute(&program.chains, slot, rule.transforms, base);
+        let mut chain = rule.transforms;
+        loop {
+            let base = &self.data.entry(slot).value;
+            let bits = self.memo.scan(pf, &program.chains, slot, chain, base);
+            for (u, b) in out.iter_mut().zip(bits) {
+                *u |= b;
+            }
+            match program.chains.split_last(chain) {
+                Some((parent, _)) if rule.multi_match => chain = parent,
+                _ => break,
+            }
+        }
+    }
+
+    /// Whether `rule` (with prefilter bit `bit` in group `group`) may match: false
+    /// when none of its required literals occurs in any value of its group.
+    pub(crate) fn group_may_match(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        rule: &Rule,
+        group: u32,
+        bit: u32,
+    ) -> bool {
+        let g = group as usize;
+        if self.groups.len() <= g {
+            self.groups.resize_with(g + 1, GroupUnion::default);
+        }
+        let generation = self.data.generation();
+        if self.groups[g].generation != Some(generation) {
+            self.compute_union(program, pf, rule, g, generation);
+        }
+        let u = &self.groups[g];
+        u.unknown || prefilter::has(&u.bits, bit)
+    }
+
+    fn compute_union(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        rule: &Rule,
+        g: usize,
+        generation: u64,
+    ) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut cands: Vec<Candidate> = std::mem::take(&mut self.cands);
+        scratch.reset();
+        cands.clear();
+        for spec in &rule.targets {
+            self.collect(spec, rule, &mut scratch, &mut cands);
+        }
+        let mut union = std::mem::take(&mut self.groups[g]);
+        union.generation = Some(generation);
+        union.unknown = false;
+        union.bits.clear();
+        union.bits.resize(pf.words(), 0);
+        let cache = program.options.value_cache;
+        let id = rule.transforms
+            | if rule.multi_match {
+                crate::value_cache::MULTI
+            } else {
+                0
+            };
+        let mut value_bits: Vec<u64> = Vec::new();
+        for c in &cands {
+            let Src::Slot(slot) = c.src else {
+                union.unknown = true;
+                break;
+            };
+            if c.count {
+                union.unknown = true;
+                break;
+            }
+            let vhash = if cache { self.data.value_hash(slot) } else { 0 };
+            if cache && !program.options.verify {
+                let value = &self.data.entry(slot).value;
+                let bits = &mut union.bits;
+                let hit = program.caches.scans.get_with(id, value, vhash, |cached| {
+                    for (u, b) in bits.iter_mut().zip(cached.iter()) {
+                        *u |= b;
+                    }
+                });
+                if hit.is_some() {
+                    continue;
+                }
+            }
+            // Verification: recompute every hit and compare.
+            let cached = if cache && program.options.verify {
+                program
+                    .caches
+                    .scans
+                    .get(id, &self.data.entry(slot).value, vhash)
+            } else {
+                None
+            };
+            self.value_bits(program, pf, rule, slot, &mut value_bits);
+            if let Some(bits) = cached {
+                assert_eq!(
+                    &*bits,
+                    value_bits.as_slice(),
+                    "cached prefilter scan differs for rule {}",
+                    rule.chain_id
+                );
+            } else if cache {
+                program.caches.scans.put(
+                    id,
+                    &self.data.entry(slot).value,
+                    vhash,
+                    value_bits.clone().into_boxed_slice(),
+                );
+            }
+            for (u, b) in union.bits.iter_mut().zip(&value_bits) {
+                *u |= b;
+            }
+        }
+        self.groups[g] = union;
+        self.scratch = scratch;
+        self.cands = cands;
+    }
+}

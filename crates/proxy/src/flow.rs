@@ -1,0 +1,732 @@
+//! The request flow: one request context through the SecLang phases.
+//!
+//! ```text
+//! route -> phase 1 (headers) -> request body, buffered only as far as the engine
+//! reads it (SecRequestBodyAccess, SecRequestBodyLimit, Reject / ProcessPartial)
+//! -> phase 2 -> upstream (round robin, retry on connect failure when the body is
+//! replayable) -> phase 3 (response headers) -> phase 4 (response body, for the
+//! configured MIME types within SecResponseBodyLimit, else streamed untouched)
+//! -> response streamed -> phase 5, audit record, metrics (when the body is done)
+//! ```
+//!
+//! Each phase either continues or answers at once (deny with the configured status
+//! and a small body carrying the UNIQUE_ID; redirect; drop closes the connection).
+//! Errors say which side failed: the client (400/413), the upstream (502, 504).
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use engine::{BodyStatus, Connection, Intervention, Transaction};
+use http::header::{self, HeaderName, HeaderValue};
+use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
+use http_body::Body as _;
+use http_body_util::BodyExt;
+
+use crate::body::{BodyRx, ClientBodyError, ClientErrorSlot, Finish, ForwardBody, ProxyBody};
+use crate::h1::DropConnection;
+use crate::metrics::{Decision, Phase};
+use crate::runtime::{Mode, Runtime};
+use crate::Shared;
+
+/// How a request body is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body.
+    None,
+    /// Exactly this many bytes.
+    Length(u64),
+    /// HTTP/1.1 chunked.
+    Chunked,
+    /// A stream of unknown length (HTTP/2 without content-length).
+    Stream,
+}
+
+/// A parsed, accepted request head.
+#[derive(Debug)]
+pub struct RequestHead {
+    /// Method.
+    pub method: Method,
+    /// The request target as sent (origin-form or absolute-form).
+    pub target: String,
+    /// Version.
+    pub version: Version,
+    /// Headers (names lower-case).
+    pub headers: HeaderMap,
+    /// HTTP/1: the header lines as received (names in their original case, in
+    /// order, `Expect: 100-continue` excluded), which the engine sees as ModSecurity
+    /// would; empty for HTTP/2, whose names are lower-case on the wire.
+    pub received: Vec<(Bytes, Bytes)>,
+    /// Body framing.
+    pub framing: Framing,
+}
+
+/// Facts about the client connection.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnInfo {
+    /// The peer.
+    pub peer: SocketAddr,
+    /// Our address.
+    pub local: SocketAddr,
+    /// Whether the connection is TLS.
+    pub tls: bool,
+}
+
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    header::TRANSFER_ENCODING,
+    header::TE,
+    header::TRAILER,
+    header::UPGRADE,
+    header::PROXY_AUTHENTICATE,
+];
+
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .filter_map(|t| HeaderName::from_bytes(t.trim_ascii()).ok())
+        .collect();
+    for n in named.iter().chain(HOP_BY_HOP.iter()) {
+        headers.remove(n);
+    }
+}
+
+/// Host (without port) and path of a request.
+fn host_and_path(head: &RequestHead) -> (String, String, String) {
+    let (authority, path_query) = if head.target.starts_with('/') || head.target == "*" {
+        (None, head.target.clone())
+    } else if let Some(rest) = head.target.split_once("://").map(|(_, r)| r) {
+        match rest.find('/') {
+            Some(p) => (Some(rest[..p].to_string()), rest[p..].to_string()),
+            None => (Some(rest.to_string()), "/".to_string()),
+        }
+    } else {
+        (None, head.target.clone())
+    };
+    let authority = authority.or_else(|| {
+        head.headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_string)
+    });
+    let authority = authority.unwrap_or_default();
+    let host = if authority.starts_with('[') {
+        authority
+            .split_once(']')
+            .map_or(authority.as_str(), |(h, _)| h)
+            .trim_start_matches('[')
+            .to_string()
+    } else {
+        authority
+            .rsplit_once(':')
+            .map_or(authority.as_str(), |(h, _)| h)
+            .to_string()
+    };
+    let path = path_query
+        .split_once('?')
+        .map_or(path_query.as_str(), |(p, _)| p)
+        .to_string();
+    (host, path, path_query)
+}
+
+/// The client address: the peer, or, when the peer is a trusted proxy, the last
+/// address in `X-Forwarded-For` that is not a trusted proxy.
+fn client_ip(rt: &Runtime, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+    if rt.trusted.is_empty() || !rt.trusted.iter().any(|c| c.contains(peer)) {
+        return peer;
+    }
+    let mut chain: Vec<IpAddr> = Vec::new();
+    for v in headers.get_all("x-forwarded-for") {
+        let Ok(s) = v.to_str() else { return peer };
+        for part in s.split(',') {
+            match part.trim().parse::<IpAddr>() {
+                Ok(ip) => chain.push(ip),
+                Err(_) => return peer,
+            }
+        }
+    }
+    for ip in chain.iter().rev() {
+        if !rt.trusted.iter().any(|c| c.contains(*ip)) {
+            return *ip;
+        }
+    }
+    chain.first().copied().unwrap_or(peer)
+}
+
+fn method_class(m: &Method) -> &'static str {
+    match *m {
+        Method::GET | Method::HEAD | Method::OPTIONS => "read",
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE => "write",
+        _ => "other",
+    }
+}
+
+fn version_str(v: Version) -> &'static str {
+    match v {
+        Version::HTTP_10 => "1.0",
+        Version::HTTP_2 => "2.0",
+        _ => "1.1",
+    }
+}
+
+/// On a `101 Switching Protocols` response: the upstream side of the upgraded
+/// connection, for the HTTP/1 server to splice with the client.
+#[derive(Clone)]
+pub struct UpgradeTo(pub Arc<std::sync::Mutex<Option<hyper::upgrade::OnUpgrade>>>);
+
+impl std::fmt::Debug for UpgradeTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UpgradeTo")
+    }
+}
+
+/// The `Upgrade` value of an HTTP/1.1 request that asks for one (`Connection:
+/// upgrade`), e.g. a WebSocket handshake.
+fn upgrade_requested(headers: &HeaderMap, version: Version) -> Option<HeaderValue> {
+    if version != Version::HTTP_11 {
+        return None;
+    }
+    let asks = headers.get_all(header::CONNECTION).iter().any(|v| {
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
+    });
+    if !asks {
+        return None;
+    }
+    headers.get(header::UPGRADE).cloned()
+}
+
+/// A small text response.
+pub fn simple(status: StatusCode, text: &str) -> Response<ProxyBody> {
+    let mut r = Response::new(ProxyBody::full(format!("{} {}\n", status.as_u16(), text)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// What happens when a response is finished: phase 5, audit, metrics.
+struct Done {
+    shared: Arc<Shared>,
+    route: Arc<str>,
+    method_class: &'static str,
+    decision: Decision,
+    start: Instant,
+    txn: Option<Transaction>,
+}
+
+impl Finish for Done {
+    fn finish(&mut self, _complete: bool) {
+        if let Some(t) = &mut self.txn {
+            let s = Instant::now();
+            t.process_logging();
+            self.shared.metrics.phase(Phase::Logging, s.elapsed());
+            if self.decision == Decision::Pass && !t.matched_rules().is_empty() {
+                self.decision = Decision::Detected;
+            }
+            if t.audit_relevant() {
+                if let Some(audit) = &self.shared.audit {
+                    audit.log(t.audit_json());
+                }
+            }
+        }
+        self.shared.metrics.request(
+            &self.route,
+            self.method_class,
+            self.decision,
+            self.start.elapsed(),
+        );
+    }
+}
+
+struct Ctx {
+    shared: Arc<Shared>,
+    route: Arc<str>,
+    method_class: &'static str,
+    start: Instant,
+    txn: Option<Transaction>,
+}
+
+impl Ctx {
+    fn finish(self, resp: Response<ProxyBody>, decision: Decision) -> Response<ProxyBody> {
+        let done = Done {
+            shared: self.shared,
+            route: self.route,
+            method_class: self.method_class,
+            decision,
+            start: self.start,
+            txn: self.txn,
+        };
+        let (parts, body) = resp.into_parts();
+        Response::from_parts(parts, body.on_finish(Box::new(done)))
+    }
+
+    fn phase<T>(&mut self, phase: Phase, f: impl FnOnce(&mut Transaction) -> T) -> Option<T> {
+        let t = self.txn.as_mut()?;
+        let s = Instant::now();
+        let r = f(t);
+        self.shared.metrics.phase(phase, s.elapsed());
+        Some(r)
+    }
+
+    /// The intervention in force, as a response.
+    fn intervene(self, i: Intervention) -> Response<ProxyBody> {
+        let id = self
+            .txn
+            .as_ref()
+            .map(|t| t.unique_id().to_string())
+            .unwrap_or_default();
+        let rule = match &i {
+            Intervention::Deny { rule_id, .. }
+            | Intervention::Drop { rule_id }
+            | Intervention::Redirect { rule_id, .. } => *rule_id,
+        };
+        self.shared.metrics.blocked(rule);
+        let resp = match i {
+            Intervention::Deny { status, .. } => {
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
+                let mut r = Response::new(ProxyBody::full(format!(
+                    "{} {}\nThis request was blocked by Palisade. Reference: {id}\n",
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or("")
+                )));
+                *r.status_mut() = status;
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; charset=utf-8"),
+                );
+                r
+            }
+            Intervention::Redirect {
+                status, location, ..
+            } => {
+                let mut r = Response::new(ProxyBody::full(Bytes::new()));
+                *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::FOUND);
+                if let Ok(v) = HeaderValue::from_str(&location) {
+                    r.headers_mut().insert(header::LOCATION, v);
+                }
+                r
+            }
+            Intervention::Drop { .. } => {
+                let mut r = simple(StatusCode::FORBIDDEN, "Forbidden");
+                r.extensions_mut().insert(DropConnection);
+                r
+            }
+        };
+        let mut this = self;
+        if resp.extensions().get::<DropConnection>().is_none() {
+            // With an intervention set the engine runs no rule in phases 1-4; this
+            // only records RESPONSE_STATUS for the audit log's relevance filter.
+            let status = resp.status().as_u16();
+            if let Some(t) = this.txn.as_mut() {
+                t.process_response_headers(status, "HTTP/1.1");
+            }
+        }
+        let ctx = this;
+        if let Ok(v) = HeaderValue::from_str(&id) {
+            let mut resp = resp;
+            resp.headers_mut().insert("x-unique-id", v);
+            return ctx.finish(resp, Decision::Blocked);
+        }
+        ctx.finish(resp, Decision::Blocked)
+    }
+
+    fn error(self, status: StatusCode, why: &str, decision: Decision) -> Response<ProxyBody> {
+        self.finish(simple(status, why), decision)
+    }
+
+    fn pending(&self) -> Option<Intervention> {
+        self.txn.as_ref().and_then(|t| t.intervention().cloned())
+    }
+}
+
+fn client_body_status(e: ClientBodyError) -> (StatusCode, &'static str) {
+    match e {
+        ClientBodyError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+        ClientBodyError::BadChunk => (StatusCode::BAD_REQUEST, "malformed chunked body"),
+        ClientBodyError::Truncated | ClientBodyError::Io => {
+            (StatusCode::BAD_REQUEST, "incomplete request body")
+        }
+    }
+}
+
+/// Handles one request: the phases, the upstream exchange, the response.
+pub async fn handle(
+    shared: &Arc<Shared>,
+    conn: &ConnInfo,
+    head: RequestHead,
+    body: Option<BodyRx>,
+) -> Response<ProxyBody> {
+    let start = Instant::now();
+    let rt = shared.runtime.load_full();
+    let (host, path, path_query) = host_and_path(&head);
+    let Some(route) = rt.route(&host, &path) else {
+        shared.metrics.request(
+            "none",
+            method_class(&head.method),
+            Decision::NoRoute,
+            start.elapsed(),
+        );
+        return simple(StatusCode::NOT_FOUND, "no route");
+    };
+    let ip = client_ip(&rt, conn.peer.ip(), &head.headers);
+    let bypass = !route.bypass_extensions.is_empty() && {
+        let last = path.rsplit('/').next().unwrap_or_default();
+        last.rsplit_once('.').is_some_and(|(_, ext)| {
+            route
+                .bypass_extensions
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext))
+        })
+    };
+    let txn = match (&route.program, bypass) {
+        (Some(p), false) if route.mode != Mode::Off => Some(Transaction::new(
+            p.clone(),
+            &Connection {
+                client_ip: ip.to_string(),
+                client_port: conn.peer.port(),
+                server_ip: conn.local.ip().to_string(),
+                server_port: conn.local.port(),
+            },
+        )),
+        _ => None,
+    };
+    let mut ctx = Ctx {
+        shared: shared.clone(),
+        route: route.name.clone(),
+        method_class: method_class(&head.method),
+        start,
+        txn,
+    };
+    // Phase 1.
+    let target = head.target.clone();
+    let method = head.method.clone();
+    let version = version_str(head.version);
+    let h2_host = (head.version == Version::HTTP_2 && !head.headers.contains_key(header::HOST))
+        .then(|| host.clone());
+    ctx.phase(Phase::RequestHeaders, |t| {
+        t.process_uri(&target, method.as_str(), version);
+        if let Some(h) = &h2_host {
+            t.add_request_header(b"host", h.as_bytes());
+        }
+        if head.received.is_empty() {
+            for (n, v) in &head.headers {
+                t.add_request_header(n.as_str().as_bytes(), v.as_bytes());
+            }
+        } else {
+            for (n, v) in &head.received {
+                t.add_request_header(n, v);
+            }
+        }
+        t.process_request_headers();
+    });
+    if let Some(i) = ctx.pending() {
+        return ctx.intervene(i);
+    }
+    // Request body, as far as the engine reads it.
+    let mut buffered: VecDeque<Bytes> = VecDeque::new();
+    let mut rest = body;
+    // Body access as in force after phase 1 (`ctl:requestBodyAccess` included).
+    let body_access = ctx.txn.as_ref().is_some_and(|t| t.wants_request_body());
+    if body_access {
+        if let Some(rx) = rest.as_mut() {
+            loop {
+                match rx.recv().await {
+                    Some(Ok(chunk)) => {
+                        let status = ctx
+                            .phase(Phase::RequestBody, |t| t.append_request_body(&chunk))
+                            .unwrap_or(BodyStatus::Continue);
+                        buffered.push_back(chunk);
+                        match status {
+                            BodyStatus::Continue => {}
+                            BodyStatus::Partial => break,
+                            BodyStatus::Reject => {
+                                if let Some(i) = ctx.pending() {
+                                    return ctx.intervene(i);
+                                }
+                                break;
+                            }
+                        }
+                    }
+                    Some(Err(e)) => {
+                        let (s, why) = client_body_status(e);
+                        return ctx.error(s, why, Decision::ClientError);
+                    }
+                    None => {
+                        rest = None;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // Phase 2.
+    ctx.phase(Phase::RequestBody, |t| {
+        t.process_request_body();
+    });
+    if let Some(i) = ctx.pending() {
+        return ctx.intervene(i);
+    }
+    // Upstream.
+    let upstream = route.upstream.clone();
+    let length = match head.framing {
+        Framing::None => Some(0),
+        Framing::Length(n) => Some(n),
+        Framing::Chunked | Framing::Stream => None,
+    };
+    let error_slot = ClientErrorSlot::default();
+    let mut fbody = ForwardBody::new(buffered, rest, length, error_slot.clone());
+    let mut headers = head.headers;
+    let upgrade = upgrade_requested(&headers, head.version);
+    strip_hop_by_hop(&mut headers);
+    if let Some(u) = &upgrade {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(header::UPGRADE, u.clone());
+    }
+    let had_length = headers.remove(header::CONTENT_LENGTH).is_some();
+    match length {
+        Some(n) if n > 0 || had_length => {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+        }
+        _ => {}
+    }
+    if h2_host.is_some() {
+        if let Ok(v) = HeaderValue::from_str(&host) {
+            headers.insert(header::HOST, v);
+        }
+    }
+    if rt.x_forwarded {
+        let prior = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let xff = match prior {
+            Some(p) if !p.is_empty() => format!("{p}, {}", conn.peer.ip()),
+            _ => conn.peer.ip().to_string(),
+        };
+        if let Ok(v) = HeaderValue::from_str(&xff) {
+            headers.insert("x-forwarded-for", v);
+        }
+        headers.insert(
+            "x-forwarded-proto",
+            HeaderValue::from_static(if conn.tls { "https" } else { "http" }),
+        );
+        if let Ok(v) = HeaderValue::from_str(&host) {
+            if !host.is_empty() {
+                headers.insert("x-forwarded-host", v);
+            }
+        }
+    }
+    if rt.via {
+        let via = match headers.get(header::VIA).and_then(|v| v.to_str().ok()) {
+            Some(p) => format!("{p}, {} palisade", version),
+            None => format!("{} palisade", version),
+        };
+        if let Ok(v) = HeaderValue::from_str(&via) {
+            headers.insert(header::VIA, v);
+        }
+    }
+    let upstream_start = Instant::now();
+    let mut attempts = upstream.addresses.len().max(1);
+    let response = loop {
+        attempts -= 1;
+        let idx = upstream.pick();
+        let Some(addr) = upstream.addresses.get(idx) else {
+            return ctx.error(
+                StatusCode::BAD_GATEWAY,
+                "no upstream address",
+                Decision::UpstreamError,
+            );
+        };
+        let Ok(uri) = Uri::try_from(format!("http://{}{}", addr.authority, path_query)) else {
+            return ctx.error(
+                StatusCode::BAD_REQUEST,
+                "invalid request target",
+                Decision::ClientError,
+            );
+        };
+        let retry_body = if attempts > 0 {
+            fbody.try_clone()
+        } else {
+            None
+        };
+        let mut req = Request::new(fbody);
+        *req.method_mut() = method.clone();
+        *req.uri_mut() = uri;
+        *req.headers_mut() = if attempts == 0 {
+            std::mem::take(&mut headers)
+        } else {
+            headers.clone()
+        };
+        match tokio::time::timeout(upstream.read_timeout, upstream.client.request(req)).await {
+            Err(_) => {
+                tracing::warn!(upstream = %upstream.name, address = %addr.authority, "upstream timed out");
+                return ctx.error(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "upstream timed out",
+                    Decision::UpstreamError,
+                );
+            }
+            Ok(Ok(r)) => break r,
+            Ok(Err(e)) => {
+                if let Some(ce) = error_slot.get() {
+                    let (s, why) = client_body_status(*ce);
+                    return ctx.error(s, why, Decision::ClientError);
+                }
+                if e.is_connect() {
+                    upstream.mark_failed(idx);
+                    tracing::warn!(upstream = %upstream.name, address = %addr.authority, error = %e, "upstream connect failed");
+                    if let Some(b) = retry_body {
+                        fbody = b;
+                        continue;
+                    }
+                } else {
+                    tracing::warn!(upstream = %upstream.name, address = %addr.authority, error = %e, "upstream request failed");
+                }
+                return ctx.error(
+                    StatusCode::BAD_GATEWAY,
+                    "upstream failed",
+                    Decision::UpstreamError,
+                );
+            }
+        }
+    };
+    shared.metrics.upstream(upstream_start.elapsed());
+    let mut response = response;
+    let on_upgrade = (upgrade.is_some() && response.status() == StatusCode::SWITCHING_PROTOCOLS)
+        .then(|| hyper::upgrade::on(&mut response));
+    // Phase 3.
+    let (mut parts, incoming) = response.into_parts();
+    let status = parts.status.as_u16();
+    ctx.phase(Phase::ResponseHeaders, |t| {
+        for (n, v) in &parts.headers {
+            t.add_response_header(n.as_str().as_bytes(), v.as_bytes());
+        }
+        t.process_response_headers(status, "HTTP/1.1");
+    });
+    if let Some(i) = ctx.pending() {
+        return ctx.intervene(i);
+    }
+    let upstream_upgrade = parts.headers.get(header::UPGRADE).cloned();
+    strip_hop_by_hop(&mut parts.headers);
+    if let Some(on_upgrade) = on_upgrade {
+        // The handshake was inspected (phases 1-3); the connection now carries
+        // another protocol, passed through untouched.
+        if let Some(u) = upstream_upgrade {
+            parts.headers.insert(header::UPGRADE, u);
+        }
+        let mut resp = Response::from_parts(parts, ProxyBody::full(Bytes::new()));
+        resp.extensions_mut()
+            .insert(UpgradeTo(Arc::new(std::sync::Mutex::new(Some(on_upgrade)))));
+        return ctx.finish(resp, Decision::Pass);
+    }
+    let head_only = method == Method::HEAD || status == 204 || status == 304;
+    if !head_only {
+        parts.headers.remove(header::CONTENT_LENGTH);
+    }
+    let exact = incoming.size_hint().exact();
+    // Phase 4.
+    let wants = !head_only && ctx.txn.as_ref().is_some_and(|t| t.wants_response_body());
+    let mut out: VecDeque<Bytes> = VecDeque::new();
+    let mut rest = Some(incoming);
+    if wants {
+        if let Some(inc) = rest.as_mut() {
+            loop {
+                match inc.frame().await {
+                    Some(Ok(f)) => {
+                        let Ok(d) = f.into_data() else { continue };
+                        let st = ctx
+                            .phase(Phase::ResponseBody, |t| t.append_response_body(&d))
+                            .unwrap_or(BodyStatus::Continue);
+                        out.push_back(d);
+                        if st != BodyStatus::Continue {
+                            break;
+                        }
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!(upstream = %upstream.name, error = %e, "upstream body failed");
+                        return ctx.error(
+                            StatusCode::BAD_GATEWAY,
+                            "upstream body failed",
+                            Decision::UpstreamError,
+                        );
+                    }
+                    None => {
+                        rest = None;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    ctx.phase(Phase::ResponseBody, |t| {
+        t.process_response_body();
+    });
+    if let Some(i) = ctx.pending() {
+        return ctx.intervene(i);
+    }
+    let exact = if head_only { Some(0) } else { exact };
+    let body = ProxyBody::streamed(out, if head_only { None } else { rest }, exact);
+    let resp = Response::from_parts(parts, body);
+    ctx.finish(resp, Decision::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(target: &str, host: Option<&str>) -> RequestHead {
+        let mut headers = HeaderMap::new();
+        if let Some(h) = host {
+            headers.insert(header::HOST, HeaderValue::from_str(h).expect("host"));
+        }
+        RequestHead {
+            method: Method::GET,
+            target: target.into(),
+            version: Version::HTTP_11,
+            headers,
+            received: Vec::new(),
+            framing: Framing::None,
+        }
+    }
+
+    #[test]
+    fn host_and_path_forms() {
+        let (h, p, pq) = host_and_path(&head("/a/b?c=d", Some("Example.com:8080")));
+        assert_eq!(
+            (h.as_str(), p.as_str(), pq.as_str()),
+            ("Example.com", "/a/b", "/a/b?c=d")
+        );
+        let (h, p, pq) = host_and_path(&head("http://x.org:1/q?z", Some("ignored")));
+        assert_eq!(
+            (h.as_str(), p.as_str(), pq.as_str()),
+            ("x.org", "/q", "/q?z")
+        );
+        let (h, _, _) = host_and_path(&head("/", Some("[::1]:80")));
+        assert_eq!(h, "::1");
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_removed() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("close, x-secret"),
+        );
+        h.insert("x-secret", HeaderValue::from_static("1"));
+        h.insert("keep-alive", HeaderValue::from_static("5"));
+        h.insert("x-kept", HeaderValue::from_static("1"));
+        strip_hop_by_hop(&mut h);
+        assert_eq!(h.len(), 1);
+        assert!(h.contains_key("x-kept"));
+    }
+}
