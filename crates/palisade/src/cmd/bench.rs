@@ -66,6 +66,10 @@ pub struct EngineArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Replay each request `--iterations` times in a row (as when one kind of
+    /// request is replayed alone) instead of interleaving the corpus.
+    #[arg(long)]
+    pub separate: bool,
     /// Optimisations on (comma-separated): all, none, prefilter, prune, cache.
     #[arg(long, default_value = "all")]
     pub optimizations: String,
@@ -111,7 +115,13 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
                 let p = Arc::clone(&program);
                 let c = &corpus;
                 s.spawn(move || {
-                    bench::engine_bench::run(&p, c, args.iterations, args.profile_every)
+                    bench::engine_bench::run_ordered(
+                        &p,
+                        c,
+                        args.iterations,
+                        args.profile_every,
+                        args.separate,
+                    )
                 })
             })
             .collect();
