@@ -87,7 +87,9 @@ fn truncate(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-fn escape(s: &str) -> String {
+/// The escaping of values in an error-log line: `"` and `\` escaped, control
+/// characters as `\xNN` (also used by tools that rebuild such lines).
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

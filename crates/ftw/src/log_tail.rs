@@ -149,7 +149,7 @@ impl LogEntries {
                 line.push_str("\" ");
             }
             let field = |line: &mut String, name: &str, value: &str| {
-                line.push_str(&format!("[{name} \"{}\"] ", escape(value)));
+                line.push_str(&format!("[{name} \"{}\"] ", engine::audit::escape(value)));
             };
             field(&mut line, "file", &text(d.get("file")));
             field(&mut line, "line", &text(d.get("lineNumber")));
@@ -200,21 +200,6 @@ pub fn ids_in_text(line: &str) -> Vec<u32> {
     re.captures_iter(line)
         .filter_map(|c| c.get(1).and_then(|m| m.as_str().parse().ok()))
         .collect()
-}
-
-/// The escaping of the engine's error-log line: `"` and `\` escaped, control
-/// characters as `\xNN`.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -44,24 +44,17 @@ pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>) -> Result<Report, Htt
                     .await
                 });
             }
-            let mut rec = Recorder::default();
-            let mut end = start;
+            let mut parts = Vec::new();
             while let Some(r) = set.join_next().await {
-                if let Ok((r, last)) = r {
-                    rec.merge(&r);
-                    end = end.max(last);
+                if let Ok(part) = r {
+                    parts.push(part);
                 }
             }
-            (rec, end)
+            Recorder::merge_all(start, &parts)
         }
     })?;
     progress.finish();
-    let mut rec = Recorder::default();
-    let mut end = start;
-    for (r, e) in &results {
-        rec.merge(r);
-        end = end.max(*e);
-    }
+    let (rec, end) = Recorder::merge_all(start, &results);
     Ok(Report::new(
         RunInfo {
             mode: "closed",

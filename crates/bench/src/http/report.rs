@@ -113,6 +113,21 @@ impl Recorder {
         self.statuses.values().sum()
     }
 
+    /// Merges results of connections or threads: one recorder and the latest end
+    /// time (`start` when there is none).
+    pub fn merge_all<'a>(
+        start: std::time::Instant,
+        results: impl IntoIterator<Item = &'a (Recorder, std::time::Instant)>,
+    ) -> (Recorder, std::time::Instant) {
+        let mut rec = Recorder::default();
+        let mut end = start;
+        for (r, e) in results {
+            rec.merge(r);
+            end = end.max(*e);
+        }
+        (rec, end)
+    }
+
     /// Adds another recorder's counts.
     pub fn merge(&mut self, o: &Recorder) {
         let _ = self.latency.add(&o.latency);
