@@ -12,6 +12,8 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc;
 
+use crate::spill::SpilledBody;
+
 /// A boxed error crossing hyper's body interfaces.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -40,10 +42,12 @@ pub type BodyRx = mpsc::Receiver<Result<Bytes, ClientBodyError>>;
 /// the client is answered 400, not 502.
 pub type ClientErrorSlot = Arc<OnceLock<ClientBodyError>>;
 
-/// The request body forwarded upstream: buffered chunks, then the client stream.
+/// The request body forwarded upstream: chunks held in memory, then the part held in
+/// a temporary file ([`crate::spill`]), then the rest of the client stream.
 #[derive(Debug)]
 pub struct ForwardBody {
     buffered: VecDeque<Bytes>,
+    spilled: Option<SpilledBody>,
     rest: Option<BodyRx>,
     remaining: Option<u64>,
     error: ClientErrorSlot,
@@ -54,22 +58,25 @@ impl ForwardBody {
     pub fn empty() -> Self {
         ForwardBody {
             buffered: VecDeque::new(),
+            spilled: None,
             rest: None,
             remaining: Some(0),
             error: ClientErrorSlot::default(),
         }
     }
 
-    /// Buffered chunks followed by the rest of the client stream; `length` is the exact
-    /// total when the client sent Content-Length.
+    /// Buffered chunks, then the spilled part, then the rest of the client stream;
+    /// `length` is the exact total when the client sent Content-Length.
     pub fn new(
         buffered: VecDeque<Bytes>,
+        spilled: Option<SpilledBody>,
         rest: Option<BodyRx>,
         length: Option<u64>,
         error: ClientErrorSlot,
     ) -> Self {
         ForwardBody {
             buffered,
+            spilled,
             rest,
             remaining: length,
             error,
@@ -78,16 +85,17 @@ impl ForwardBody {
 
     /// Whether the whole body is in memory (so the request can be retried).
     pub fn replayable(&self) -> bool {
-        self.rest.is_none()
+        self.rest.is_none() && self.spilled.is_none()
     }
 
-    /// A copy of a fully buffered body, for a retry.
+    /// A copy of a body held wholly in memory, for a retry.
     pub fn try_clone(&self) -> Option<ForwardBody> {
-        if self.rest.is_some() {
+        if !self.replayable() {
             return None;
         }
         Some(ForwardBody {
             buffered: self.buffered.clone(),
+            spilled: None,
             rest: None,
             remaining: self.remaining,
             error: self.error.clone(),
@@ -113,6 +121,22 @@ impl Body for ForwardBody {
         if let Some(b) = this.buffered.pop_front() {
             this.take(&b);
             return Poll::Ready(Some(Ok(Frame::data(b))));
+        }
+        if let Some(s) = &mut this.spilled {
+            match s.poll_block(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(b))) => {
+                    this.take(&b);
+                    return Poll::Ready(Some(Ok(Frame::data(b))));
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    tracing::warn!("reading back a spilled request body failed: {e}");
+                    this.spilled = None;
+                    this.rest = None;
+                    return Poll::Ready(Some(Err(ClientBodyError::Io)));
+                }
+                Poll::Ready(None) => this.spilled = None,
+            }
         }
         let Some(rx) = &mut this.rest else {
             return Poll::Ready(None);
@@ -140,7 +164,7 @@ impl Body for ForwardBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.buffered.is_empty() && self.rest.is_none()
+        self.buffered.is_empty() && self.spilled.is_none() && self.rest.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {

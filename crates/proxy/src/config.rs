@@ -92,6 +92,13 @@ pub struct Limits {
     /// engine's own limit (`SecRequestBodyLimit`) applies.
     #[serde(default)]
     pub max_body_bytes: u64,
+    /// Request body bytes held in memory per request while the engine inspects the
+    /// body; the rest of what is held back goes to a temporary file.
+    #[serde(default = "default_body_memory")]
+    pub body_memory_bytes: usize,
+    /// Directory of those temporary files (default: the system's, `$TMPDIR` or /tmp).
+    #[serde(default)]
+    pub body_temp_dir: Option<Spanned<PathBuf>>,
     /// How long a client may take to send a request head, in milliseconds.
     #[serde(default = "default_head_timeout")]
     pub header_timeout_ms: u64,
@@ -102,6 +109,9 @@ pub struct Limits {
 
 fn default_header_bytes() -> usize {
     32 * 1024
+}
+fn default_body_memory() -> usize {
+    1024 * 1024
 }
 fn default_headers() -> usize {
     100
@@ -119,6 +129,8 @@ impl Default for Limits {
             max_header_bytes: default_header_bytes(),
             max_headers: default_headers(),
             max_body_bytes: 0,
+            body_memory_bytes: default_body_memory(),
+            body_temp_dir: None,
             header_timeout_ms: default_head_timeout(),
             idle_timeout_ms: default_idle_timeout(),
         }

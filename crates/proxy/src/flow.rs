@@ -29,6 +29,7 @@ use crate::body::{BodyRx, ClientBodyError, ClientErrorSlot, Finish, ForwardBody,
 use crate::h1::DropConnection;
 use crate::metrics::{Decision, Phase};
 use crate::runtime::{Mode, Runtime};
+use crate::spill::HeldBody;
 use crate::Shared;
 
 /// How a request body is delimited.
@@ -433,7 +434,7 @@ pub async fn handle(
         return ctx.intervene(i);
     }
     // Request body, as far as the engine reads it.
-    let mut buffered: VecDeque<Bytes> = VecDeque::new();
+    let mut held = HeldBody::new(&rt.spill);
     let mut rest = body;
     // Body access as in force after phase 1 (`ctl:requestBodyAccess` included).
     let body_access = ctx.txn.as_ref().is_some_and(|t| t.wants_request_body());
@@ -445,7 +446,17 @@ pub async fn handle(
                         let status = ctx
                             .phase(Phase::RequestBody, |t| t.append_request_body(&chunk))
                             .unwrap_or(BodyStatus::Continue);
-                        buffered.push_back(chunk);
+                        if let Err(e) = held.push(chunk).await {
+                            tracing::error!(
+                                "holding a request body in {}: {e}",
+                                rt.spill.dir.display()
+                            );
+                            return ctx.error(
+                                StatusCode::INTERNAL_SERVER_ERROR,
+                                "request body could not be held",
+                                Decision::UpstreamError,
+                            );
+                        }
                         match status {
                             BodyStatus::Continue => {}
                             BodyStatus::Partial => break,
@@ -469,6 +480,9 @@ pub async fn handle(
             }
         }
     }
+    if held.spilled() {
+        shared.metrics.body_spilled();
+    }
     // Phase 2.
     ctx.phase(Phase::RequestBody, |t| {
         t.process_request_body();
@@ -484,7 +498,18 @@ pub async fn handle(
         Framing::Chunked | Framing::Stream => None,
     };
     let error_slot = ClientErrorSlot::default();
-    let mut fbody = ForwardBody::new(buffered, rest, length, error_slot.clone());
+    let (buffered, spilled) = match held.finish().await {
+        Ok(parts) => parts,
+        Err(e) => {
+            tracing::error!("reading back a spilled request body: {e}");
+            return ctx.error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "request body could not be held",
+                Decision::UpstreamError,
+            );
+        }
+    };
+    let mut fbody = ForwardBody::new(buffered, spilled, rest, length, error_slot.clone());
     let mut headers = head.headers;
     let upgrade = upgrade_requested(&headers, head.version);
     strip_hop_by_hop(&mut headers);

@@ -30,6 +30,7 @@ pub mod h1;
 pub mod h2;
 pub mod metrics;
 pub mod runtime;
+pub mod spill;
 pub mod tls;
 pub mod upstream;
 

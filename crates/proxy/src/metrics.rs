@@ -129,6 +129,7 @@ pub struct Metrics {
     /// Open client connections.
     pub active_connections: AtomicI64,
     front_rejected: AtomicU64,
+    bodies_spilled: AtomicU64,
     /// Rules loaded in the running configuration.
     pub rules_loaded: AtomicU64,
     reloads_ok: AtomicU64,
@@ -186,6 +187,11 @@ impl Metrics {
     /// Counts a request head refused by the front door.
     pub fn front_rejected(&self) {
         self.front_rejected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a request body held back partly in a temporary file.
+    pub fn body_spilled(&self) {
+        self.bodies_spilled.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a reload.
@@ -258,6 +264,13 @@ impl Metrics {
             "Request heads refused with 400/431 before any rule ran.",
             "counter",
             self.front_rejected.load(Ordering::Relaxed) as i64,
+        );
+        g(
+            &mut o,
+            "palisade_request_bodies_spilled_total",
+            "Request bodies held back partly in a temporary file (limits.body_memory_bytes).",
+            "counter",
+            self.bodies_spilled.load(Ordering::Relaxed) as i64,
         );
         g(
             &mut o,

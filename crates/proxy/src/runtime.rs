@@ -11,6 +11,7 @@ use std::time::Duration;
 use engine::Program;
 
 use crate::config::{self, Config, ConfigError, Limits, Source};
+use crate::spill::SpillPolicy;
 use crate::upstream::Upstream;
 
 /// The engine mode of a route.
@@ -93,7 +94,9 @@ pub struct Runtime {
     /// Routes, most specific first.
     pub routes: Vec<Route>,
     /// Limits.
-    pub limits: Limits,
+    pub limits: Arc<Limits>,
+    /// Where held-back request bodies spill.
+    pub spill: SpillPolicy,
     /// Add `X-Forwarded-*`.
     pub x_forwarded: bool,
     /// Add `Via`.
@@ -317,9 +320,29 @@ pub fn compile_with(
     for l in &config.listeners {
         config::socket_addr(source, &l.address)?;
     }
+    let spill = SpillPolicy {
+        memory_bytes: config.limits.body_memory_bytes,
+        dir: match &config.limits.body_temp_dir {
+            None => std::env::temp_dir(),
+            Some(d) => {
+                let dir = resolve(&base, d.get_ref());
+                if !dir.is_dir() {
+                    return Err(source.error(
+                        d.span(),
+                        format!(
+                            "limits.body_temp_dir: `{}` is not a directory",
+                            dir.display()
+                        ),
+                    ));
+                }
+                dir
+            }
+        },
+    };
     Ok(Runtime {
         routes,
-        limits: config.limits.clone(),
+        limits: Arc::new(config.limits.clone()),
+        spill,
         x_forwarded: config.forwarding.x_forwarded,
         via: config.forwarding.via,
         trusted,

@@ -114,3 +114,102 @@ async fn refused_heads_never_reach_the_upstream() {
     assert_eq!(r.status, 502);
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// With `body_memory_bytes` small, a body the engine holds back goes to an unlinked
+/// temporary file and still reaches the upstream byte-exact; small bodies stay in
+/// memory, and a body the engine denies is never forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_back_bodies_spill_to_a_temporary_file_and_forward_byte_exact() {
+    let spill_dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        r#"
+[[listener]]
+address = "127.0.0.1:0"
+
+[limits]
+body_memory_bytes = 4096
+body_temp_dir = "{}"
+
+[[upstream]]
+name = "echo"
+addresses = ["{{echo}}"]
+
+[[route]]
+upstream = "echo"
+rules_inline = """
+SecRuleEngine On
+SecRequestBodyAccess On
+SecRequestBodyLimit 10000000
+SecRequestBodyNoFilesLimit 10000000
+SecRule REQUEST_BODY "@contains forbidden-marker" "id:1,phase:2,deny,status:403"
+"""
+"#,
+        spill_dir.path().display()
+    );
+    let h = start(&config).await;
+    let spilled = || {
+        let text = h.server().shared().metrics.render();
+        text.lines()
+            .find_map(|l| l.strip_prefix("palisade_request_bodies_spilled_total "))
+            .map(|v| v.trim().parse::<u64>().unwrap())
+            .expect("spill counter exported")
+    };
+    // 3 MB with Content-Length, and 1 MB chunked.
+    let body = common::pattern(3_000_000);
+    let mut req = format!(
+        "POST /upload HTTP/1.1\r\nHost: app.test\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&body);
+    let r = raw(h.addr, &req).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.body == body, "3 MB body forwarded byte-exact");
+    assert_eq!(spilled(), 1);
+    let body = common::pattern(1_000_000);
+    let mut req = b"POST /upload HTTP/1.1\r\nHost: app.test\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for part in body.chunks(70_000) {
+        req.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+        req.extend_from_slice(part);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    let r = raw(h.addr, &req).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.body == body, "chunked body forwarded byte-exact");
+    assert_eq!(spilled(), 2);
+    // Small: in memory.
+    let mut req =
+        b"POST / HTTP/1.1\r\nHost: app.test\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
+            .to_vec();
+    req.extend_from_slice(&[b'x'; 100]);
+    let r = raw(h.addr, &req).await.unwrap();
+    assert_eq!((r.status, r.body.len()), (200, 100));
+    assert_eq!(spilled(), 2);
+    // Denied in phase 2 after spilling: 403, nothing forwarded.
+    let mut body = common::pattern(200_000);
+    body.extend_from_slice(b"forbidden-marker");
+    let mut req = format!(
+        "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&body);
+    assert_eq!(raw(h.addr, &req).await.unwrap().status, 403);
+    assert_eq!(spilled(), 3);
+    // The spill files were unlinked when created: the directory stays empty.
+    assert_eq!(std::fs::read_dir(spill_dir.path()).unwrap().count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_temp_dir_that_does_not_exist_is_a_configuration_error() {
+    let text = "[[listener]]\naddress = \"127.0.0.1:0\"\n[limits]\nbody_temp_dir = \"/nonexistent/palisade-spill\"\n[[upstream]]\nname = \"u\"\naddresses = [\"127.0.0.1:9\"]\n[[route]]\nupstream = \"u\"\nengine = \"Off\"\n";
+    let source = proxy::config::Source {
+        path: "p.toml".into(),
+        text: text.to_string(),
+    };
+    let config = proxy::config::parse(&source).unwrap();
+    let e = proxy::runtime::compile(&config, &source).unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
+    assert!(e.to_string().contains("limits.body_temp_dir"), "{e}");
+}
