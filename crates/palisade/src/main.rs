@@ -6,6 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc: the proxy allocates and frees small objects per request on every
+/// thread; glibc's allocator spent about 10% of an engine-Off proxy's CPU time on
+/// them (perf), mimalloc's per-thread free lists a fraction of it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Palisade: a web application firewall that runs ModSecurity SecLang rule sets
 /// (above all the OWASP Core Rule Set) unchanged, at a fraction of their usual cost.
 #[derive(Parser)]

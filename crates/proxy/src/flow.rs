@@ -59,9 +59,52 @@ pub struct RequestHead {
     /// HTTP/1: the header lines as received (names in their original case, in
     /// order, `Expect: 100-continue` excluded), which the engine sees as ModSecurity
     /// would; empty for HTTP/2, whose names are lower-case on the wire.
-    pub received: Vec<(Bytes, Bytes)>,
+    pub received: Received,
     /// Body framing.
     pub framing: Framing,
+}
+
+/// Header lines as received: spans into the raw request head (no copy and no
+/// reference count per header).
+#[derive(Debug, Default)]
+pub struct Received {
+    raw: Bytes,
+    spans: Vec<[u32; 4]>,
+}
+
+impl Received {
+    /// Lines of `raw`, each given as a name and a value that are sub-slices of it.
+    /// A pair that is not inside `raw` (or a head over 4 GiB) is skipped.
+    pub fn new<'a>(raw: Bytes, lines: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Self {
+        let base = raw.as_ptr() as usize;
+        let span = |s: &[u8]| -> Option<[u32; 2]> {
+            let start = (s.as_ptr() as usize).checked_sub(base)?;
+            let end = start.checked_add(s.len())?;
+            (end <= raw.len()).then_some([u32::try_from(start).ok()?, u32::try_from(end).ok()?])
+        };
+        let spans = lines
+            .filter_map(|(n, v)| {
+                let (n, v) = (span(n)?, span(v)?);
+                Some([n[0], n[1], v[0], v[1]])
+            })
+            .collect();
+        Received { raw, spans }
+    }
+
+    /// Whether there are no lines (HTTP/2).
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The lines, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.spans.iter().map(|&[a, b, c, d]| {
+            (
+                &self.raw[a as usize..b as usize],
+                &self.raw[c as usize..d as usize],
+            )
+        })
+    }
 }
 
 /// Facts about the client connection.
@@ -424,7 +467,7 @@ pub async fn handle(
                 t.add_request_header(n.as_str().as_bytes(), v.as_bytes());
             }
         } else {
-            for (n, v) in &head.received {
+            for (n, v) in head.received.iter() {
                 t.add_request_header(n, v);
             }
         }
@@ -719,7 +762,7 @@ mod tests {
             target: target.into(),
             version: Version::HTTP_11,
             headers,
-            received: Vec::new(),
+            received: Received::default(),
             framing: Framing::None,
         }
     }

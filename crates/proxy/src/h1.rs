@@ -27,7 +27,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
 use crate::body::{ClientBodyError, ProxyBody};
-use crate::flow::{self, ConnInfo, Framing, RequestHead, UpgradeTo};
+use crate::flow::{self, ConnInfo, Framing, Received, RequestHead, UpgradeTo};
 use crate::Shared;
 
 /// Marker extension on a response: close the connection without answering.
@@ -114,8 +114,13 @@ pub async fn serve<S>(
         let http10 = head.version == Version::HTTP_10;
         let client_close = wants_close(&head.headers, http10);
         let framing = head.framing;
-        let (tx, rx) = mpsc::channel(4);
-        let body_rx = (framing != Framing::None).then_some(rx);
+        // No channel for a request without a body (most of them).
+        let (tx, body_rx) = if framing == Framing::None {
+            (None, None)
+        } else {
+            let (tx, rx) = mpsc::channel(4);
+            (Some(tx), Some(rx))
+        };
         let (written, pumped, upgrade) = {
             let pump = pump_body(&mut reader, framing, tx, &limits);
             tokio::pin!(pump);
@@ -257,13 +262,11 @@ async fn read_head<R: AsyncRead + Unpin>(
 }
 
 fn has_bare_lf(buf: &[u8]) -> bool {
-    buf.iter()
-        .enumerate()
-        .any(|(i, &b)| b == b'\n' && (i == 0 || buf[i - 1] != b'\r'))
+    memchr::memchr_iter(b'\n', buf).any(|i| i == 0 || buf[i - 1] != b'\r')
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4).position(|w| w == b"\r\n\r\n").map(|p| p + 4)
+    memchr::memmem::find(buf, b"\r\n\r\n").map(|p| p + 4)
 }
 
 fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
@@ -313,7 +316,6 @@ fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
         return Head::Reject(StatusCode::BAD_REQUEST, "bad method");
     };
     let mut headers = HeaderMap::with_capacity(pairs.len());
-    let mut received = Vec::with_capacity(pairs.len());
     let mut expect_continue = false;
     for (n, v) in &pairs {
         // Values share the head's buffer (no copy per header).
@@ -329,8 +331,14 @@ fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
             return Head::Reject(StatusCode::EXPECTATION_FAILED, "unsupported expectation");
         }
         headers.append(name, value);
-        received.push((raw.slice_ref(n), raw.slice_ref(v)));
     }
+    let received = Received::new(
+        raw.clone(),
+        pairs
+            .iter()
+            .copied()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case(b"expect")),
+    );
     Head::Request(
         RequestHead {
             method,
@@ -353,9 +361,12 @@ fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
 async fn pump_body<R: AsyncRead + Unpin>(
     reader: &mut Reader<R>,
     framing: Framing,
-    tx: mpsc::Sender<Result<Bytes, ClientBodyError>>,
+    tx: Option<mpsc::Sender<Result<Bytes, ClientBodyError>>>,
     limits: &crate::config::Limits,
 ) -> bool {
+    let Some(tx) = tx else {
+        return true;
+    };
     let timeout = Duration::from_millis(limits.idle_timeout_ms);
     let max = limits.max_body_bytes;
     let result = match framing {

@@ -68,7 +68,7 @@ async fn serve_request(
         target,
         version: http::Version::HTTP_2,
         headers,
-        received: Vec::new(),
+        received: crate::flow::Received::default(),
         framing,
     };
     let rx = if framing == Framing::None {
