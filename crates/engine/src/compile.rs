@@ -7,16 +7,19 @@
 //! compiles every surviving rule: operators built, transformation chains interned,
 //! actions classified, macros split, and `skipAfter` resolved to step indices.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use regex::bytes::Regex;
-use seclang::{Action, ActionValue, CtlValue, Directive, Loaded, RuleSelector, Selector, Span};
+use seclang::{
+    Action, ActionValue, CtlValue, Directive, Loaded, RuleSelector, Selector, Setting,
+    SettingValue, Span,
+};
 
 use crate::chains::ChainTable;
 use crate::config::{AuditEngine, EngineConfig};
 use crate::macros::MacroString;
-use crate::operator::{self, OperatorEnv};
+use crate::operator::{self, GeoDb, GeoLookup, OperatorEnv};
 use crate::prefilter::Prefilter;
 use crate::program::{CompileError, Options, Program};
 use crate::rule::{
@@ -47,6 +50,16 @@ fn rule_phase(rule: &seclang::Rule) -> u8 {
             _ => None,
         })
         .unwrap_or(2)
+}
+
+/// The directory of the file `span` is in: where relative data file paths
+/// (`@pmFromFile`, `SecGeoLookupDb`) are resolved from.
+fn file_dir(loaded: &Loaded, span: Span) -> PathBuf {
+    loaded
+        .sources
+        .path(span.file)
+        .parent()
+        .map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf)
 }
 
 fn texts<'a>(rule: &'a seclang::Rule, name: &str) -> impl Iterator<Item = &'a str> + 'a {
@@ -96,8 +109,28 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     let mut early_errors: Vec<(Span, String)> = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut open_chain = false;
+    let mut geo = GeoState::default();
     for item in &loaded.config.items {
         config.apply(&item.directive);
+        if let Directive::Setting(Setting {
+            name: "SecGeoLookupDb",
+            value: SettingValue::Text(path),
+        }) = &item.directive
+        {
+            // As v3, the database is opened where the directive is read: one that
+            // cannot be loaded fails the configuration, used by a rule or not.
+            let env = OperatorEnv {
+                rule_dir: file_dir(loaded, item.span),
+                ..OperatorEnv::default()
+            };
+            match GeoDb::open(&env.resolve(path)) {
+                Ok(db) => geo.db = Some(Arc::new(db)),
+                Err(e) => {
+                    geo.failed = true;
+                    early_errors.push((item.span, format!("SecGeoLookupDb: {e}")));
+                }
+            }
+        }
         match &item.directive {
             Directive::Rule(rule) => {
                 if open_chain {
@@ -201,6 +234,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         chains: ChainTable::new(),
         rules: Vec::new(),
         errors: Vec::new(),
+        geo,
     };
     for (span, msg) in early_errors {
         compiler.error(span, msg);
@@ -266,6 +300,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     let prefilter = if options.prefilter {
         let mut sets = Vec::new();
         for rule in &mut rules {
+            // Only operators built once; never `@geoLookup` (it writes GEO).
             if let CompiledOp::Static(op) = &rule.operator.op {
                 if let Some(lits) = op.required_literals() {
                     let bit = sets.len() as u32;
@@ -310,7 +345,13 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     }
     for (i, rule) in program.rules.iter_mut().enumerate() {
         rule.index = i as RuleIdx;
-        let built = matches!(rule.operator.op, CompiledOp::Static(_)) || rule.resolved_op.is_some();
+        // Pure: the result depends on the value alone (so it may be cached per
+        // value). Not `@rbl` (DNS answers change) nor `@geoLookup` (it writes GEO).
+        let built = match &rule.operator.op {
+            CompiledOp::Static(_) => true,
+            CompiledOp::Dynamic(_) => rule.resolved_op.is_some(),
+            CompiledOp::GeoLookup(_) => false,
+        };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
     }
     Ok(program)
@@ -323,10 +364,16 @@ fn assign_prefilter_groups(rules: &mut [Rule]) {
     let mut groups: std::collections::HashMap<(String, u32), u32> =
         std::collections::HashMap::new();
     for rule in rules.iter_mut() {
+        // Not over collections rules write (TX, GEO, ...): their members change
+        // without new request data, so a union computed while one was still absent
+        // (no value: "no literal anywhere") would hide a later match.
         if rule.prefilter.is_none()
             || rule.operator.negated
             || rule.targets.is_empty()
-            || rule.targets.iter().any(|t| t.count)
+            || rule
+                .targets
+                .iter()
+                .any(|t| t.count || t.var.is_rule_state())
         {
             continue;
         }
@@ -369,6 +416,14 @@ fn update_actions(rule: &mut seclang::Rule, new: &[Action]) {
     rule.actions.extend(new.iter().cloned());
 }
 
+/// The database of `SecGeoLookupDb`, opened once for every rule.
+#[derive(Default)]
+struct GeoState {
+    db: Option<Arc<GeoDb>>,
+    /// A `SecGeoLookupDb` failed to load (already reported).
+    failed: bool,
+}
+
 struct Compiler<'a> {
     config: &'a EngineConfig,
     defaults: &'a [Vec<Action>; 6],
@@ -376,6 +431,7 @@ struct Compiler<'a> {
     chains: ChainTable,
     rules: Vec<Rule>,
     errors: Vec<String>,
+    geo: GeoState,
 }
 
 impl Compiler<'_> {
@@ -417,13 +473,10 @@ impl Compiler<'_> {
         defaults: &[Action],
         chain_next: Option<RuleIdx>,
     ) -> Option<Rule> {
-        let path = self.loaded.sources.path(span.file).to_path_buf();
         let env = OperatorEnv {
-            rule_dir: path
-                .parent()
-                .map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf),
+            rule_dir: file_dir(self.loaded, span),
             match_limit: self.config.pcre_match_limit,
-            geo_db: self.config.geo_lookup_db.as_ref().map(Into::into),
+            geo_db: self.geo.db.clone(),
         };
         // Targets and exclusions.
         let mut targets = Vec::new();
@@ -447,7 +500,18 @@ impl Compiler<'_> {
         let op_name = rule.operator.name;
         let argument = rule.operator.argument.clone();
         let mac = MacroString::parse(&argument);
-        let op = if mac.has_macros() {
+        let op = if op_name == "geoLookup" {
+            // It writes GEO, so the phase evaluator runs it (see `CompiledOp`).
+            match GeoLookup::new(&env) {
+                Ok(g) => CompiledOp::GeoLookup(g),
+                // The SecGeoLookupDb error already says why there is no database.
+                Err(_) if self.geo.failed => return None,
+                Err(e) => {
+                    self.error(rule.operator.span, format!("@{op_name}: {e}"));
+                    return None;
+                }
+            }
+        } else if mac.has_macros() {
             CompiledOp::Dynamic(mac)
         } else {
             match operator::build(op_name, &argument, &env) {

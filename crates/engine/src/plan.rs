@@ -36,6 +36,7 @@ pub fn admission(program: &Program, rule: &Rule) -> Admission {
     }
     let op = match &rule.operator.op {
         CompiledOp::Dynamic(_) => return Admission::Always("operator argument has macros"),
+        CompiledOp::GeoLookup(_) => return Admission::Always("@geoLookup writes GEO"),
         CompiledOp::Static(op) => op,
     };
     if program.prefilter.is_none() {

@@ -22,8 +22,9 @@
 //! when a rule anywhere writes TX keys through a macro with a matching literal
 //! prefix, or when it is a capture group (`TX:0-9`). Rules that a `ctl:ruleRemove*`
 //! anywhere in the program might remove or change at run time are neither folded
-//! nor trusted as writers. `Options::verify` re-evaluates every folded rule and
-//! panics on a difference (the CRS suite runs that way in the tests).
+//! nor trusted as writers. An operator with a side effect (`@geoLookup`, which
+//! writes GEO) is never evaluated here. `Options::verify` re-evaluates every folded
+//! rule and panics on a difference (the CRS suite runs that way in the tests).
 
 use rustc_hash::FxHashMap;
 
@@ -483,6 +484,8 @@ fn evaluate(program: &Program, facts: &Facts, rule: &Rule, st: &State) -> Option
     let built;
     let op: &dyn operator::Operator = match &rule.operator.op {
         CompiledOp::Static(op) => op.as_ref(),
+        // It writes GEO on every evaluation: never evaluated at load time.
+        CompiledOp::GeoLookup(_) => return None,
         CompiledOp::Dynamic(m) => {
             let arg = expand_static(facts, st, m)?;
             let arg = String::from_utf8_lossy(&arg).into_owned();

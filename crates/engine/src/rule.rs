@@ -107,6 +107,11 @@ pub enum CompiledOp {
     Static(Box<dyn Operator>),
     /// The argument has macros: expanded and built per evaluation.
     Dynamic(MacroString),
+    /// `@geoLookup`: a lookup that fills the transaction's `GEO` collection, run by
+    /// the phase evaluator itself (an [`Operator`] cannot write transaction state).
+    /// Because of that side effect such a rule is never pure, folded or
+    /// prefiltered.
+    GeoLookup(crate::operator::GeoLookup),
 }
 
 /// The operator of a rule.
@@ -291,7 +296,9 @@ pub struct Rule {
     pub prefilter: Option<u32>,
     /// The prefilter group (same targets and transformation chain) whose union of
     /// scan results decides, once per transaction, whether the rule can match at
-    /// all; set for prefiltered, non-negated rules without counts or `multiMatch`.
+    /// all; set for prefiltered, non-negated rules without counts that read no
+    /// collection rules write ([`Var::is_rule_state`]: those change without new
+    /// request data, which the union's validity is tied to).
     pub prefilter_group: Option<u32>,
     /// The result of this rule for every request, when the compiler could
     /// evaluate it at load time (see [`crate::prune`]).

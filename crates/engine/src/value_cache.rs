@@ -8,7 +8,8 @@
 //!   value), so a repeated value is neither transformed nor scanned again;
 //! - operator results: `(rule, raw value)` -> whether the rule's operator matches
 //!   the value after the rule's transformations, for rules whose operator is a pure
-//!   function of its input (no macros left at run time); for rules with `capture`
+//!   function of its input (no macros left at run time; not `@rbl`, whose answers
+//!   change, nor `@geoLookup`, which writes GEO: see `Rule::pure`); for rules with `capture`
 //!   only "no match" is cached, since a match must fill TX:0-9, and for
 //!   `multiMatch` rules (key `rule | MULTI`) only "no intermediate value matched".
 //!

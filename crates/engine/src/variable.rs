@@ -144,6 +144,18 @@ impl Var {
         )
     }
 
+    /// Whether the values are transaction state that rules change while a phase runs
+    /// (collections written by `setvar`, `setenv`, `initcol` and `@geoLookup`, the
+    /// matched variables, the XML tree) rather than request data in the arena:
+    /// results computed over them cannot be kept until the request data change.
+    pub fn is_rule_state(self) -> bool {
+        self.is_store()
+            || matches!(
+                self,
+                Var::Env | Var::Geo | Var::MatchedVars | Var::MatchedVarsNames | Var::Xml
+            )
+    }
+
     /// The collection named in `setvar`/macros (`tx`, `ip`, ...), if it is one.
     pub fn from_collection_name(name: &str) -> Option<Var> {
         let v = Var::from_name(name)?;

@@ -5,6 +5,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+// The engine's test MaxMind DB writer (databases are generated, never shipped).
+#[path = "../../engine/tests/support/mmdb_writer.rs"]
+mod mmdb_writer;
+
 fn palisade() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_palisade"));
     c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
@@ -127,6 +131,81 @@ fn eval_explains_a_crs_sqli_block() {
         text.contains("blocking_inbound_anomaly_score = 5"),
         "{text}"
     );
+}
+
+#[test]
+fn check_and_eval_run_a_geo_lookup_rule_set() {
+    use mmdb_writer::{city_record, Writer};
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Writer::new("GeoLite2-City", 6, 24);
+    w.insert(
+        "198.51.100.0/24",
+        city_record(
+            "DE", "Germany", "Europe", "Berlin", "10115", 52.5244, 13.4105,
+        ),
+    );
+    std::fs::write(dir.path().join("city.mmdb"), w.build()).unwrap();
+    let rules = dir.path().join("geo.conf");
+    std::fs::write(
+        &rules,
+        "SecRuleEngine On\nSecGeoLookupDb city.mmdb\n\
+         SecRule REQUEST_HEADERS:X-Forwarded-For \"@geoLookup\" \
+         \"chain,id:100,phase:1,deny,status:403,log,msg:'from %{geo.country_name}'\"\n\
+         SecRule GEO:COUNTRY_CODE \"@streq DE\" \"t:none\"\n",
+    )
+    .unwrap();
+    let out = palisade()
+        .args(["check", "--plan"])
+        .arg(&rules)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("configuration is valid"), "{text}");
+    assert!(text.contains("@geoLookup writes GEO"), "{text}");
+
+    let eval = |xff: &str| {
+        let req = dir.path().join("req.http");
+        std::fs::write(
+            &req,
+            format!("GET / HTTP/1.1\nHost: localhost\nX-Forwarded-For: {xff}\n\n"),
+        )
+        .unwrap();
+        let out = palisade()
+            .arg("eval")
+            .arg(&req)
+            .arg("--rules")
+            .arg(&rules)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let text = eval("198.51.100.7");
+    assert!(
+        text.contains("decision: Deny { status: 403, rule_id: Some(100) }"),
+        "{text}"
+    );
+    assert!(text.contains("from Germany"), "{text}");
+    let text = eval("192.0.2.1");
+    assert!(!text.contains("Deny"), "{text}");
+
+    // A missing database is a load error naming the file.
+    std::fs::remove_file(dir.path().join("city.mmdb")).unwrap();
+    let out = palisade().arg("check").arg(&rules).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("SecGeoLookupDb"), "{err}");
+    assert!(err.contains("city.mmdb"), "{err}");
 }
 
 #[test]

@@ -39,6 +39,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 mod acmp;
 mod begins_with;
@@ -78,6 +79,7 @@ mod verify_ssn;
 mod verify_svnr;
 mod within;
 
+pub use geo_lookup::{GeoDb, GeoDbError, GeoLookup, GeoRecord};
 pub use regex::DEFAULT_MATCH_LIMIT;
 
 /// Capture groups filled by an operator: index 0 is the whole match (TX:0), 1-9 the
@@ -142,8 +144,9 @@ pub struct OperatorEnv {
     /// means [`DEFAULT_MATCH_LIMIT`]. It bounds the backtracking fallback of `@rx`
     /// (linear-time patterns need no limit).
     pub match_limit: u64,
-    /// `SecGeoLookupDb`, if configured.
-    pub geo_db: Option<PathBuf>,
+    /// The database of `SecGeoLookupDb`, opened once when the configuration is
+    /// compiled, if configured.
+    pub geo_db: Option<Arc<GeoDb>>,
 }
 
 impl OperatorEnv {
@@ -247,7 +250,7 @@ pub fn build(
         "gt" => Box::new(gt::Gt::new(argument)),
         "le" => Box::new(le::Le::new(argument)),
         "lt" => Box::new(lt::Lt::new(argument)),
-        "geoLookup" => return Err(geo_lookup::unsupported(env)),
+        "geoLookup" => Box::new(geo_lookup::GeoLookup::new(env)?),
         "ipMatch" => Box::new(ip_match::IpMatch::new(argument)?),
         "ipMatchF" | "ipMatchFromFile" => {
             Box::new(ip_match_from_file::IpMatchFromFile::new(argument, env)?)

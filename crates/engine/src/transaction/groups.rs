@@ -8,8 +8,11 @@
 //!
 //! Exclusions only remove values, so a union over the values before exclusions is a
 //! superset: it may keep a rule that an exact union would skip, never the reverse.
-//! Values that are not request data (collections, counts, computed values) make the
-//! union unknown, and the rule is evaluated as usual.
+//! Values that are not request data (counts, computed values) make the union
+//! unknown, and the rule is evaluated as usual. Rules over collections that rules
+//! write (TX, GEO, ...) have no group at all (see `Var::is_rule_state`): such a
+//! member may not exist yet when the union is computed and appear later in the
+//! same phase, with the request data (and so the union's generation) unchanged.
 
 use super::resolve::{Candidate, Src};
 use super::Transaction;

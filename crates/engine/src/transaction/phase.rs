@@ -232,6 +232,13 @@ impl Transaction {
         let dynamic;
         let op: &dyn operator::Operator = match (&rule.operator.op, &rule.resolved_op) {
             (CompiledOp::Static(op), _) => op.as_ref(),
+            // Writes GEO: evaluated on its own path (see `geo.rs`), never cached.
+            (CompiledOp::GeoLookup(geo), _) => {
+                let m = self.eval_geo_lookup(program, rule, geo, &scratch, &cands);
+                self.scratch = scratch;
+                self.cands = cands;
+                return m;
+            }
             // Macros that expand the same for every request: built at load time.
             (CompiledOp::Dynamic(_), Some((_, op))) if !program.options.verify => op.as_ref(),
             (CompiledOp::Dynamic(m), resolved) => {
@@ -444,7 +451,7 @@ impl Transaction {
 
     /// Per-match effects, in v3's order: captures into TX:0-9, MATCHED_VAR(S),
     /// then the rule's `setvar`s.
-    fn on_match(&mut self, rule: &Rule, name: String, value: Vec<u8>, hit: bool) {
+    pub(super) fn on_match(&mut self, rule: &Rule, name: String, value: Vec<u8>, hit: bool) {
         // v3 (Rx::evaluate) stores the groups of this match with storeOrUpdateFirst
         // and leaves the other TX:0-9 as they were: a group captured by an earlier
         // rule keeps its value.

@@ -197,7 +197,7 @@ fn regex_fallbacks(program: &engine::Program) -> Vec<Fallback> {
                 }),
                 _ => None,
             },
-            engine::rule::CompiledOp::Dynamic(_) => None,
+            engine::rule::CompiledOp::Dynamic(_) | engine::rule::CompiledOp::GeoLookup(_) => None,
         })
         .collect()
 }
