@@ -13,6 +13,7 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc;
 
 use crate::spill::SpilledBody;
+use crate::upstream::exchange::UpstreamBody;
 
 /// A boxed error crossing hyper's body interfaces.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -185,7 +186,7 @@ pub trait Finish: Send + Sync {
 /// The response body sent to the client.
 pub struct ProxyBody {
     buffered: VecDeque<Bytes>,
-    rest: Option<hyper::body::Incoming>,
+    rest: Option<UpstreamBody>,
     exact: Option<u64>,
     finish: Option<Box<dyn Finish>>,
 }
@@ -220,7 +221,7 @@ impl ProxyBody {
     /// known.
     pub fn streamed(
         buffered: VecDeque<Bytes>,
-        rest: Option<hyper::body::Incoming>,
+        rest: Option<UpstreamBody>,
         exact: Option<u64>,
     ) -> Self {
         ProxyBody {
@@ -276,6 +277,7 @@ impl Body for ProxyBody {
                 },
                 Poll::Ready(Some(Err(e))) => {
                     this.rest = None;
+                    tracing::debug!(error = %e, "upstream response body failed");
                     Poll::Ready(Some(Err(Box::new(e))))
                 }
                 Poll::Ready(None) => {

@@ -21,7 +21,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use engine::{BodyStatus, Connection, Intervention, Transaction};
 use http::header::{self, HeaderName, HeaderValue};
-use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
+use http::{HeaderMap, Method, Response, StatusCode, Version};
 use http_body::Body as _;
 use http_body_util::BodyExt;
 
@@ -30,6 +30,8 @@ use crate::h1::DropConnection;
 use crate::metrics::{Decision, Phase};
 use crate::runtime::{Mode, Runtime};
 use crate::spill::HeldBody;
+use crate::upstream::exchange::{RequestFraming, UpstreamResponse};
+use crate::upstream::pool::UpConn;
 use crate::Shared;
 
 /// How a request body is delimited.
@@ -222,7 +224,7 @@ fn version_str(v: Version) -> &'static str {
 /// On a `101 Switching Protocols` response: the upstream side of the upgraded
 /// connection, for the HTTP/1 server to splice with the client.
 #[derive(Clone)]
-pub struct UpgradeTo(pub Arc<std::sync::Mutex<Option<hyper::upgrade::OnUpgrade>>>);
+pub struct UpgradeTo(pub Arc<std::sync::Mutex<Option<UpConn>>>);
 
 impl std::fmt::Debug for UpgradeTo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -603,6 +605,32 @@ pub async fn handle(
             headers.insert(header::VIA, v);
         }
     }
+    // The request head as sent upstream (the same for every address tried).
+    let chunked_upstream = length.is_none();
+    let mut wire = Vec::with_capacity(256 + path_query.len() + 48 * headers.len());
+    wire.extend_from_slice(method.as_str().as_bytes());
+    wire.push(b' ');
+    wire.extend_from_slice(path_query.as_bytes());
+    wire.extend_from_slice(b" HTTP/1.1\r\n");
+    for (n, v) in &headers {
+        wire.extend_from_slice(n.as_str().as_bytes());
+        wire.extend_from_slice(b": ");
+        wire.extend_from_slice(v.as_bytes());
+        wire.extend_from_slice(b"\r\n");
+    }
+    if chunked_upstream {
+        wire.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    wire.extend_from_slice(b"\r\n");
+    let framing = if chunked_upstream {
+        RequestFraming::Chunked
+    } else {
+        RequestFraming::AsIs
+    };
+    let idempotent = matches!(
+        method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE
+    );
     let upstream_start = Instant::now();
     let mut attempts = upstream.addresses.len().max(1);
     let response = loop {
@@ -615,27 +643,20 @@ pub async fn handle(
                 Decision::UpstreamError,
             );
         };
-        let Ok(uri) = Uri::try_from(format!("http://{}{}", addr.authority, path_query)) else {
-            return ctx.error(
-                StatusCode::BAD_REQUEST,
-                "invalid request target",
-                Decision::ClientError,
-            );
-        };
         let retry_body = if attempts > 0 {
             fbody.try_clone()
         } else {
             None
         };
-        let mut req = Request::new(fbody);
-        *req.method_mut() = method.clone();
-        *req.uri_mut() = uri;
-        *req.headers_mut() = if attempts == 0 {
-            std::mem::take(&mut headers)
-        } else {
-            headers.clone()
-        };
-        match tokio::time::timeout(upstream.read_timeout, upstream.client.request(req)).await {
+        let send = upstream.send(
+            idx,
+            &wire,
+            fbody,
+            framing,
+            method == Method::HEAD,
+            idempotent,
+        );
+        match tokio::time::timeout(upstream.read_timeout, send).await {
             Err(_) => {
                 tracing::warn!(upstream = %upstream.name, address = %addr.authority, "upstream timed out");
                 return ctx.error(
@@ -669,11 +690,18 @@ pub async fn handle(
         }
     };
     shared.metrics.upstream(upstream_start.elapsed());
-    let mut response = response;
-    let on_upgrade = (upgrade.is_some() && response.status() == StatusCode::SWITCHING_PROTOCOLS)
-        .then(|| hyper::upgrade::on(&mut response));
+    let UpstreamResponse {
+        status: up_status,
+        version: _,
+        headers: up_headers,
+        body: incoming,
+        upgraded,
+    } = response;
+    let mut parts = Response::new(()).into_parts().0;
+    parts.status = up_status;
+    parts.headers = up_headers;
+    let on_upgrade = upgraded.filter(|_| upgrade.is_some());
     // Phase 3.
-    let (mut parts, incoming) = response.into_parts();
     let status = parts.status.as_u16();
     ctx.phase(Phase::ResponseHeaders, |t| {
         for (n, v) in &parts.headers {

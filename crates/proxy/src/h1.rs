@@ -58,6 +58,8 @@ impl<R: AsyncRead + Unpin> Reader<R> {
     }
 }
 
+// A short-lived return value: boxing the head would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
 enum Head {
     Request(RequestHead, bool),
     Reject(StatusCode, &'static str),
@@ -179,17 +181,21 @@ pub async fn serve<S>(
 async fn splice<S>(
     reader: Reader<tokio::io::ReadHalf<S>>,
     wr: tokio::io::WriteHalf<S>,
-    on_upgrade: hyper::upgrade::OnUpgrade,
+    upstream: crate::upstream::pool::UpConn,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let Ok(upgraded) = on_upgrade.await else {
-        return;
-    };
-    let mut upstream = hyper_util::rt::TokioIo::new(upgraded);
+    let crate::upstream::pool::UpConn {
+        io: mut upstream,
+        buf: from_upstream,
+        ..
+    } = upstream;
     let Reader { io, buf } = reader;
     let mut client = io.unsplit(wr);
     if !buf.is_empty() && upstream.write_all(&buf).await.is_err() {
+        return;
+    }
+    if !from_upstream.is_empty() && client.write_all(&from_upstream).await.is_err() {
         return;
     }
     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
