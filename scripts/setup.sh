@@ -19,6 +19,16 @@ if ! command -v cc >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# @validateDTD / @validateSchema link the system libxml2 (crate `xmlcheck`), found
+# with pkg-config.
+if ! pkg-config --exists libxml-2.0 >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get update && apt-get install -y --no-install-recommends libxml2-dev pkg-config
+  else
+    echo "libxml2 development files are missing: install libxml2-dev and pkg-config" >&2
+    exit 1
+  fi
+fi
 if [ ! -d ../shared/crs/rules ]; then
   echo "../shared/crs is missing: Palisade's tests and quick start use the OWASP CRS beside the repository" >&2
   exit 1

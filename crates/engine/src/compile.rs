@@ -478,6 +478,8 @@ impl Compiler<'_> {
             match_limit: self.config.pcre_match_limit,
             geo_db: self.geo.db.clone(),
         };
+        // Namespace prefixes for XPath targets: the rule's own `xmlns` actions.
+        let namespaces = self.xmlns(rule)?;
         // Targets and exclusions.
         let mut targets = Vec::new();
         let mut exclusions = Vec::new();
@@ -485,7 +487,8 @@ impl Compiler<'_> {
             let Some(var) = Var::from_name(t.variable) else {
                 continue;
             };
-            let sel = self.key_sel(&t.selector, span)?;
+            let ns = (!t.exclude).then_some(namespaces.as_slice());
+            let sel = self.key_sel(&t.selector, span, ns)?;
             if t.exclude {
                 exclusions.push(Exclusion { var, sel });
             } else {
@@ -500,6 +503,8 @@ impl Compiler<'_> {
         let op_name = rule.operator.name;
         let argument = rule.operator.argument.clone();
         let mac = MacroString::parse(&argument);
+        // As v3, the file operators of XML validation take their path literally.
+        let validates_xml = matches!(op_name, "validateDTD" | "validateSchema");
         let op = if op_name == "geoLookup" {
             // It writes GEO, so the phase evaluator runs it (see `CompiledOp`).
             match GeoLookup::new(&env) {
@@ -511,7 +516,7 @@ impl Compiler<'_> {
                     return None;
                 }
             }
-        } else if mac.has_macros() {
+        } else if mac.has_macros() && !validates_xml {
             CompiledOp::Dynamic(mac)
         } else {
             match operator::build(op_name, &argument, &env) {
@@ -692,6 +697,7 @@ impl Compiler<'_> {
                     );
                     return None;
                 }
+                // `xmlns` was read before the targets (`Compiler::xmlns`).
                 ("xmlns" | "append" | "prepend" | "deprecatevar", _) => {}
                 _ => {}
             }
@@ -719,6 +725,12 @@ impl Compiler<'_> {
                 _ => Disruptive::Pass,
             }
         };
+        if validates_xml {
+            // v3's @validateDTD / @validateSchema ignore their (transformed) input
+            // and validate the parsed document; here the input is the document, so
+            // it must reach the operator unchanged.
+            chain.clear();
+        }
         let default_d = default_disruptive.map_or(Disruptive::Pass, |a| resolve(a.name, Some(a)));
         // v3 applies SecDefaultAction's disruptive action only to rules that carry
         // `block` (RuleWithActions::executeAction ignores a default disruptive
@@ -776,20 +788,73 @@ impl Compiler<'_> {
         })
     }
 
-    fn key_sel(&mut self, sel: &Option<Selector>, span: Span) -> Option<KeySel> {
+    /// The `(prefix, URI)` bindings of a rule's `xmlns:prefix=URI` actions, in
+    /// order. As v3 (`actions/xmlns.cc`): both parts must be present, and a URI in
+    /// single quotes is unquoted. v3 also refuses a URI that does not start with
+    /// `http://`; here any URI is accepted (`urn:`, `https://`), so every rule set
+    /// v3 loads behaves the same.
+    fn xmlns(&mut self, rule: &seclang::Rule) -> Option<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for a in rule.actions.iter().filter(|a| a.name == "xmlns") {
+            let text = match &a.value {
+                ActionValue::Text(t) => t.as_str(),
+                _ => "",
+            };
+            let Some((prefix, uri)) = text.split_once('=') else {
+                self.error(a.span, format!("xmlns `{text}` needs prefix=URI"));
+                return None;
+            };
+            let (prefix, mut uri) = (prefix.trim(), uri.trim());
+            if uri.len() > 2 && uri.starts_with('\'') && uri.ends_with('\'') {
+                uri = &uri[1..uri.len() - 1];
+            }
+            let valid_prefix = prefix.chars().enumerate().all(|(i, c)| {
+                c.is_alphabetic()
+                    || c == '_'
+                    || (i > 0 && (c.is_alphanumeric() || c == '-' || c == '.'))
+            });
+            if prefix.is_empty() || uri.is_empty() || !valid_prefix {
+                self.error(
+                    a.span,
+                    format!(
+                        "xmlns `{text}`: expected prefix=URI, with an XML name (no `:`) as \
+                         the prefix and a non-empty URI"
+                    ),
+                );
+                return None;
+            }
+            out.push((prefix.to_string(), uri.to_string()));
+        }
+        Some(out)
+    }
+
+    /// The selector of a target. `namespaces` binds XPath prefixes; `None` for
+    /// exclusions, whose XPath is never evaluated (any prefix is accepted).
+    fn key_sel(
+        &mut self,
+        sel: &Option<Selector>,
+        span: Span,
+        namespaces: Option<&[(String, String)]>,
+    ) -> Option<KeySel> {
         Some(match sel {
             None => KeySel::All,
             // Keys compare case-insensitively; lower-cased once here.
             Some(Selector::Key(k)) => KeySel::Key(k.to_ascii_lowercase()),
             Some(Selector::XPath(x)) => {
-                // body::xml evaluates a subset of XPath (no namespace prefixes, so no
-                // `xmlns`); refuse the rest when loading, as that module documents,
-                // rather than let the rule silently never match.
-                if let Err(e) = crate::body::validate_xpath(x) {
-                    self.error(span, format!("XML:{x}: {e}"));
-                    return None;
+                // body::xpath evaluates a subset of XPath; refuse the rest (and
+                // unbound prefixes) when loading, as that module documents, rather
+                // than let the rule silently never match.
+                let compiled = match namespaces {
+                    Some(ns) => crate::body::XPath::compile(x, ns),
+                    None => crate::body::XPath::compile_unbound(x),
+                };
+                match compiled {
+                    Ok(path) => KeySel::XPath(path),
+                    Err(e) => {
+                        self.error(span, format!("XML:{x}: {e}"));
+                        return None;
+                    }
                 }
-                KeySel::XPath(x.clone())
             }
             Some(Selector::Regex(r)) => match KeyRegex::new(r) {
                 Ok(re) => KeySel::Regex(Arc::new(re)),
@@ -810,7 +875,7 @@ impl Compiler<'_> {
             let var = Var::from_name(t.variable)?;
             out.push(Exclusion {
                 var,
-                sel: self.key_sel(&t.selector, span)?,
+                sel: self.key_sel(&t.selector, span, None)?,
             });
         }
         Some(out)

@@ -22,8 +22,8 @@ pub enum KeySel {
     Key(String),
     /// Members whose key matches this regex.
     Regex(Arc<KeyRegex>),
-    /// An XPath expression (XML only).
-    XPath(String),
+    /// An XPath expression (XML only), compiled with the rule's `xmlns` bindings.
+    XPath(crate::body::XPath),
 }
 
 impl KeySel {

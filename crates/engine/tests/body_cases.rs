@@ -29,7 +29,9 @@
 //!   (exact list), `header: PART => LINE` (exact list), `mname: V` and
 //!   `mfilename: V` (exact lists of MULTIPART_NAME / MULTIPART_FILENAME values);
 //! * xml: `xpath: EXPR` followed by `value: V` lines (exact result list),
-//!   `bad_xpath: EXPR` (must be rejected by `validate_xpath` and `select`).
+//!   `bad_xpath: EXPR` (must be rejected when compiled with the case's bindings,
+//!   and by `validate_xpath` and `select`); `xmlns: PREFIX=URI` (repeatable) binds
+//!   a namespace prefix for every expression of the case, as the `xmlns` action.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -146,7 +148,7 @@ fn parse_cases(file: &str, text: &str) -> Result<Vec<Case>, String> {
                 c.args.get_or_insert_with(Vec::new);
             }
             "invalid" | "error" | "error_contains" | "flags" | "unmatched" | "strict" | "file"
-            | "header" | "mname" | "mfilename" | "xpath" | "value" | "bad_xpath" => {
+            | "header" | "mname" | "mfilename" | "xpath" | "value" | "bad_xpath" | "xmlns" => {
                 c.expect.push((key.to_string(), value.to_string()));
             }
             other => return Err(ctx(format!("unknown key {other:?}"))),
@@ -376,6 +378,15 @@ fn run_multipart(c: &Case, errs: &mut Vec<String>) {
 fn run_xml(c: &Case, errs: &mut Vec<String>) {
     let parsed = body::parse_xml(&c.input);
     check_error(c, parsed.as_ref().err().map(String::as_str), errs);
+    let mut namespaces: Vec<(String, String)> = Vec::new();
+    for (k, v) in &c.expect {
+        if k == "xmlns" {
+            match v.split_once('=') {
+                Some((p, u)) => namespaces.push((p.to_string(), u.to_string())),
+                None => errs.push(format!("`xmlns: {v}` needs PREFIX=URI")),
+            }
+        }
+    }
     // Group `xpath:` with the `value:` lines that follow it.
     let mut groups: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
     for (k, v) in &c.expect {
@@ -389,6 +400,11 @@ fn run_xml(c: &Case, errs: &mut Vec<String>) {
                 }
             }
             "bad_xpath" => {
+                if body::XPath::compile(v, &namespaces).is_ok() {
+                    errs.push(format!(
+                        "XPath::compile({v:?}) accepted an unsupported expression"
+                    ));
+                }
                 if body::validate_xpath(v).is_ok() {
                     errs.push(format!(
                         "validate_xpath({v:?}) accepted an unsupported expression"
@@ -404,19 +420,27 @@ fn run_xml(c: &Case, errs: &mut Vec<String>) {
         }
     }
     for (xpath, want) in groups {
-        if body::validate_xpath(&xpath).is_err() {
-            errs.push(format!(
-                "validate_xpath({xpath:?}) rejected a supported expression"
-            ));
-        }
+        let path = match body::XPath::compile(&xpath, &namespaces) {
+            Ok(p) => p,
+            Err(e) => {
+                errs.push(format!("xpath {xpath:?}: {e}"));
+                continue;
+            }
+        };
         let Ok(doc) = &parsed else {
             errs.push(format!("xpath {xpath:?}: no document"));
             continue;
         };
         let mut got = Vec::new();
-        if let Err(e) = doc.select(&xpath, &mut got) {
-            errs.push(format!("xpath {xpath:?}: {e}"));
-            continue;
+        doc.evaluate(&path, &mut got);
+        if namespaces.is_empty() {
+            // Without bindings, the string API must agree.
+            let mut again = Vec::new();
+            if let Err(e) = doc.select(&xpath, &mut again) {
+                errs.push(format!("select({xpath:?}): {e}"));
+            } else if again != got {
+                errs.push(format!("select({xpath:?}) differs from evaluate"));
+            }
         }
         if got != want {
             let fmt = |v: &[Vec<u8>]| v.iter().map(|x| show(x)).collect::<Vec<_>>();

@@ -15,7 +15,7 @@
 //! | [`cookies`] | [`cookies::parse_cookies`] | REQUEST_COOKIES, REQUEST_COOKIES_NAMES |
 //! | [`multipart`] | [`multipart::parse_multipart`] | ARGS_POST, FILES*, MULTIPART_*, REQBODY_ERROR |
 //! | [`json`] | [`json::parse_json`] | ARGS_POST (`json.*` names), REQBODY_ERROR |
-//! | [`xml`] | [`xml::parse_xml`], [`xml::XmlDoc::select`] | `XML:<xpath>`, REQBODY_ERROR |
+//! | [`xml`], [`xpath`] | [`xml::parse_xml`], [`xpath::XPath::compile`], [`xml::XmlDoc::evaluate`] | `XML:<xpath>`, REQBODY_ERROR |
 //!
 //! # Error messages and REQBODY_ERROR_MSG
 //!
@@ -33,12 +33,14 @@ pub mod json;
 pub mod multipart;
 pub mod urlencoded;
 pub mod xml;
+pub mod xpath;
 
 pub use cookies::parse_cookies;
 pub use json::{parse_json, JSON_DEPTH_LIMIT_DEFAULT};
 pub use multipart::{parse_multipart, FilePart, MultipartFlags, MultipartLimits, MultipartResult};
 pub use urlencoded::{parse_urlencoded, UrlencodedStatus};
-pub use xml::{parse_xml, validate_xpath, XmlDoc, XML_PARSE_ERROR};
+pub use xml::{parse_xml, XmlDoc, XML_PARSE_ERROR};
+pub use xpath::{validate_xpath, XPath};
 
 /// One argument (or cookie, or JSON leaf): a name and a value, decoded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

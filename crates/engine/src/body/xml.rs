@@ -19,31 +19,37 @@
 //!   whole document (the root element's content, including the whitespace between
 //!   elements). `XML://@*` yields the value of every attribute of every element, in
 //!   document order (namespace declarations `xmlns…` are not attributes).
-//! * A bare `XML` (no xpath) is not a value in v3; it is the transaction's concern.
+//! * A bare `XML` (no xpath) always yields the placeholder `[XML document tree]`:
+//!   it is the target of `@validateDTD` / `@validateSchema`, which read the parsed
+//!   tree. It is not evaluated here: the transaction gives it the raw body instead
+//!   (see `transaction/resolve.rs` and `operator/validate_dtd.rs`).
 //!
 //! # This implementation
 //!
 //! The document is parsed with `roxmltree` (pure Rust; DTDs are accepted, internal
 //! entities expanded with billion-laughs protection, external entities resolved to
-//! nothing and never fetched) and copied into a small owned tree. Encodings: UTF-8
+//! nothing and never fetched) and copied into a small owned tree that keeps each
+//! element's and attribute's namespace URI (interned per document). Encodings: UTF-8
 //! (optional BOM), UTF-16 with a BOM, and ISO-8859-1 / US-ASCII when the XML
 //! declaration says so are decoded as libxml2 would (its tree, and so
 //! `xmlNodeGetContent`, is UTF-8); other declared encodings must be valid UTF-8.
 //! An undeclared namespace prefix, which libxml2 accepts with a namespace warning
 //! while roxmltree rejects it, is declared on the root element and the document
-//! parsed again (up to 8 prefixes). Remaining difference: on a malformed
-//! document v3 keeps libxml2's partial tree for `XML:` while here the document is
-//! simply absent.
+//! parsed again (up to 8 prefixes); such elements and attributes then get what
+//! libxml2 gives them: the qualified name `p:local` as their name and no namespace.
+//! Remaining difference: on a malformed document v3 keeps libxml2's partial tree
+//! for `XML:` while here the document is simply absent.
 //!
-//! The supported XPath subset ([`validate_xpath`]) is what rules use: absolute
-//! location paths made of `/` or `//` steps whose node tests are an element name
-//! (no namespace prefix), `*`, `text()` or, as the last step, `@name` / `@*` —
-//! e.g. `/*`, `//@*`, `/a/b`, `//name`, `/a/@attr`, `//a/*`. Anything else is
-//! rejected (the engine reports it when loading rules). Results are node-sets in
-//! document order without duplicates; evaluation is linear in the document size
-//! per step (plus the size of the text produced).
+//! The supported XPath subset, with namespace prefixes bound by the rule's `xmlns`
+//! actions, is compiled when rules load ([`XPath`], module `body::xpath`). Results
+//! are node-sets in document order without duplicates; evaluation is linear in the
+//! document size per step (plus the size of the text produced).
 
 use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use super::xpath::{Axis, NsTest, Test, XPath};
 
 /// A parsed XML document (the tree `XML:<xpath>` is evaluated against).
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -52,6 +58,8 @@ pub struct XmlDoc {
     nodes: Vec<XNode>,
     /// Indices of the text nodes, ascending (to find a subtree's text quickly).
     texts: Vec<usize>,
+    /// Namespace URIs of the document; index 0 is "no namespace".
+    namespaces: Vec<String>,
 }
 
 impl fmt::Debug for XmlDoc {
@@ -64,13 +72,24 @@ impl fmt::Debug for XmlDoc {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum XKind {
-    /// An element: its local name and its attributes (local name, value).
+    /// An element: its local name, namespace and attributes.
     Element {
         name: String,
-        attrs: Vec<(String, String)>,
+        /// Index into [`XmlDoc::namespaces`].
+        ns: u32,
+        attrs: Vec<XAttr>,
     },
     /// A text (or CDATA) node.
     Text(String),
+}
+
+/// An attribute (namespace declarations are not attributes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct XAttr {
+    name: String,
+    /// Index into [`XmlDoc::namespaces`].
+    ns: u32,
+    value: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +107,10 @@ pub const XML_PARSE_ERROR: &str = "XML: Failed parsing document.";
 /// How many undeclared namespace prefixes [`parse_xml`] declares for roxmltree
 /// before giving up (libxml2 accepts undeclared prefixes).
 const MAX_UNDECLARED_PREFIXES: usize = 8;
+
+/// The namespace URI given to an undeclared prefix `p` is this followed by `p`
+/// (recognised when the tree is copied, see [`XmlDoc::from_roxmltree`]).
+const UNDECLARED_NS: &str = "urn:palisade:undeclared-prefix:";
 
 /// Most attributes one element may have.
 pub const MAX_ATTRIBUTES: usize = 256;
@@ -175,7 +198,7 @@ pub fn parse_xml(body: &[u8]) -> Result<XmlDoc, String> {
                 let Some(at) = root_name_end(&text) else {
                     break;
                 };
-                text.insert_str(at, &format!(" xmlns:{prefix}=\"urn:palisade:undeclared\""));
+                text.insert_str(at, &format!(" xmlns:{prefix}=\"{UNDECLARED_NS}{prefix}\""));
             }
             Err(None) => break,
         }
@@ -311,6 +334,7 @@ fn root_name_end(text: &str) -> Option<usize> {
 impl XmlDoc {
     fn from_roxmltree(doc: &roxmltree::Document<'_>) -> Self {
         let mut nodes: Vec<XNode> = Vec::new();
+        let mut namespaces = Namespaces::default();
         // Iterative pre-order copy: (roxmltree node, parent index in `nodes`).
         let mut stack: Vec<(roxmltree::Node<'_, '_>, Option<usize>)> =
             vec![(doc.root_element(), None)];
@@ -328,11 +352,21 @@ impl XmlDoc {
                 }
             }
             let kind = if node.is_element() {
+                let tag = node.tag_name();
+                let (name, ns) = namespaces.qualify(tag.namespace(), tag.name());
                 XKind::Element {
-                    name: node.tag_name().name().to_string(),
+                    name,
+                    ns,
                     attrs: node
                         .attributes()
-                        .map(|a| (a.name().to_string(), a.value().to_string()))
+                        .map(|a| {
+                            let (name, ns) = namespaces.qualify(a.namespace(), a.name());
+                            XAttr {
+                                name,
+                                ns,
+                                value: a.value().to_string(),
+                            }
+                        })
                         .collect(),
                 }
             } else if node.is_text() {
@@ -371,19 +405,31 @@ impl XmlDoc {
             .filter(|(_, n)| matches!(n.kind, XKind::Text(_)))
             .map(|(i, _)| i)
             .collect();
-        XmlDoc { nodes, texts }
+        XmlDoc {
+            nodes,
+            texts,
+            namespaces: namespaces.uris,
+        }
     }
 
-    /// Evaluates `xpath` and appends one value per resulting node to `out`, in
-    /// document order (see the module docs for what a node's value is).
-    /// Returns an error for expressions outside the supported subset.
+    /// Compiles `xpath` (no namespace bindings: see [`XPath::compile`]) and
+    /// appends one value per resulting node to `out`, in document order (see the
+    /// module docs for what a node's value is). Errors for expressions outside
+    /// the supported subset.
     pub fn select(&self, xpath: &str, out: &mut Vec<Vec<u8>>) -> Result<(), String> {
-        let steps = parse_xpath(xpath)?;
-        // Context: the document node (represented by `None`).
+        let path = XPath::compile(xpath, &[])?;
+        self.evaluate(&path, out);
+        Ok(())
+    }
+
+    /// Evaluates a compiled expression and appends one value per resulting node
+    /// to `out`, in document order.
+    pub fn evaluate(&self, path: &XPath, out: &mut Vec<Vec<u8>>) {
+        // Context: the document node (represented by `at_document`).
         let mut current: Vec<usize> = Vec::new();
         let mut at_document = true;
         let mut attrs: Option<Vec<(usize, usize)>> = None;
-        for step in &steps {
+        for step in &path.steps {
             let candidates: Vec<usize> = if at_document {
                 match step.axis {
                     Axis::Child => (!self.nodes.is_empty()).then_some(0).into_iter().collect(),
@@ -397,16 +443,16 @@ impl XmlDoc {
             };
             at_document = false;
             match &step.test {
-                Test::Name(n) => {
+                Test::Element(ns, local) => {
+                    let ns = self.ns_filter(ns);
                     current = candidates
                         .into_iter()
-                        .filter(|&i| matches!(&self.nodes[i].kind, XKind::Element { name, .. } if name == n))
-                        .collect();
-                }
-                Test::AnyElement => {
-                    current = candidates
-                        .into_iter()
-                        .filter(|&i| matches!(self.nodes[i].kind, XKind::Element { .. }))
+                        .filter(|&i| match &self.nodes[i].kind {
+                            XKind::Element { name, ns: n, .. } => {
+                                ns.admits(*n) && local.as_ref().is_none_or(|l| l == name)
+                            }
+                            XKind::Text(_) => false,
+                        })
                         .collect();
                 }
                 Test::Text => {
@@ -415,7 +461,8 @@ impl XmlDoc {
                         .filter(|&i| matches!(self.nodes[i].kind, XKind::Text(_)))
                         .collect();
                 }
-                Test::Attr(want) => {
+                Test::Attr(ns, local) => {
+                    let ns = self.ns_filter(ns);
                     // `//@x` selects attributes of the context node and of its
                     // descendants: the candidates are the elements themselves.
                     let mut found = Vec::new();
@@ -435,8 +482,8 @@ impl XmlDoc {
                             ..
                         }) = self.nodes.get(i)
                         {
-                            for (k, (name, _)) in attrs.iter().enumerate() {
-                                if want.as_deref().is_none_or(|w| w == name) {
+                            for (k, a) in attrs.iter().enumerate() {
+                                if ns.admits(a.ns) && local.as_ref().is_none_or(|l| *l == a.name) {
                                     found.push((i, k));
                                 }
                             }
@@ -453,8 +500,8 @@ impl XmlDoc {
                     ..
                 }) = self.nodes.get(i)
                 {
-                    if let Some((_, v)) = attrs.get(k) {
-                        out.push(v.as_bytes().to_vec());
+                    if let Some(a) = attrs.get(k) {
+                        out.push(a.value.as_bytes().to_vec());
                     }
                 }
             }
@@ -463,7 +510,21 @@ impl XmlDoc {
                 out.push(self.text_content(i));
             }
         }
-        Ok(())
+    }
+
+    /// What a step's namespace test admits in this document.
+    fn ns_filter(&self, test: &NsTest) -> NsFilter {
+        match test {
+            NsTest::Any => NsFilter::Any,
+            NsTest::None => NsFilter::Only(0),
+            NsTest::Uri(uri) => self
+                .namespaces
+                .iter()
+                .position(|u| u == uri)
+                .and_then(|i| u32::try_from(i).ok())
+                .map_or(NsFilter::Nothing, NsFilter::Only),
+            NsTest::Unbound => NsFilter::Nothing,
+        }
     }
 
     /// `xmlNodeGetContent`: the text of a node and of all its descendants, in
@@ -522,87 +583,59 @@ impl XmlDoc {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Axis {
-    Child,
-    Descendant,
+/// A namespace test resolved against one document's namespace table.
+#[derive(Debug, Clone, Copy)]
+enum NsFilter {
+    Any,
+    Only(u32),
+    Nothing,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Test {
-    Name(String),
-    AnyElement,
-    Text,
-    /// `@name`, or `@*` when `None`.
-    Attr(Option<String>),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Step {
-    axis: Axis,
-    test: Test,
-}
-
-fn is_name_char(c: char, first: bool) -> bool {
-    c.is_alphabetic() || c == '_' || (!first && (c.is_alphanumeric() || c == '-' || c == '.'))
-}
-
-fn parse_name(s: &str) -> Option<String> {
-    let mut chars = s.chars();
-    let first = chars.next()?;
-    if !is_name_char(first, true) || !chars.all(|c| is_name_char(c, false)) {
-        return None;
-    }
-    Some(s.to_string())
-}
-
-fn parse_xpath(xpath: &str) -> Result<Vec<Step>, String> {
-    let unsupported = || format!("unsupported XPath expression: {xpath:?}");
-    let mut rest = xpath.trim();
-    if !rest.starts_with('/') {
-        return Err(unsupported());
-    }
-    let mut steps = Vec::new();
-    while !rest.is_empty() {
-        let axis = if let Some(r) = rest.strip_prefix("//") {
-            rest = r;
-            Axis::Descendant
-        } else if let Some(r) = rest.strip_prefix('/') {
-            rest = r;
-            Axis::Child
-        } else {
-            return Err(unsupported());
-        };
-        let end = rest.find('/').unwrap_or(rest.len());
-        let token = &rest[..end];
-        rest = &rest[end..];
-        if steps
-            .last()
-            .is_some_and(|s: &Step| matches!(s.test, Test::Attr(_) | Test::Text))
-        {
-            // Nothing can follow an attribute or a text node.
-            return Err(unsupported());
+impl NsFilter {
+    fn admits(self, ns: u32) -> bool {
+        match self {
+            NsFilter::Any => true,
+            NsFilter::Only(n) => n == ns,
+            NsFilter::Nothing => false,
         }
-        let test = match token {
-            "*" => Test::AnyElement,
-            "text()" => Test::Text,
-            "@*" => Test::Attr(None),
-            t if t.starts_with('@') => {
-                Test::Attr(Some(parse_name(&t[1..]).ok_or_else(unsupported)?))
-            }
-            t => Test::Name(parse_name(t).ok_or_else(unsupported)?),
-        };
-        steps.push(Step { axis, test });
     }
-    if steps.is_empty() {
-        return Err(unsupported());
-    }
-    Ok(steps)
 }
 
-/// Checks that `xpath` is in the supported subset (for rule loading).
-pub fn validate_xpath(xpath: &str) -> Result<(), String> {
-    parse_xpath(xpath).map(|_| ())
+/// The namespace URIs of a document being copied, interned (index 0: none).
+struct Namespaces {
+    uris: Vec<String>,
+    index: FxHashMap<String, u32>,
+}
+
+impl Default for Namespaces {
+    fn default() -> Self {
+        Namespaces {
+            uris: vec![String::new()],
+            index: FxHashMap::default(),
+        }
+    }
+}
+
+impl Namespaces {
+    /// The name and namespace index of an element or attribute. A prefix that
+    /// was undeclared in the document (see [`parse_xml`]) becomes part of the
+    /// name, with no namespace, as libxml2 does.
+    fn qualify(&mut self, uri: Option<&str>, local: &str) -> (String, u32) {
+        let Some(uri) = uri.filter(|u| !u.is_empty()) else {
+            return (local.to_string(), 0);
+        };
+        if let Some(prefix) = uri.strip_prefix(UNDECLARED_NS) {
+            return (format!("{prefix}:{local}"), 0);
+        }
+        if let Some(&i) = self.index.get(uri) {
+            return (local.to_string(), i);
+        }
+        // At most MAX_NAMESPACE_DECLARATIONS + MAX_UNDECLARED_PREFIXES + 1 (xml).
+        let i = u32::try_from(self.uris.len()).unwrap_or(u32::MAX);
+        self.uris.push(uri.to_string());
+        self.index.insert(uri.to_string(), i);
+        (local.to_string(), i)
+    }
 }
 
 #[cfg(test)]
@@ -617,6 +650,10 @@ mod tests {
             Just(b"<b x='1' y=\"2\">".to_vec()),
             Just(b"</b>".to_vec()),
             Just(b"<c/>".to_vec()),
+            Just(b"<p:a xmlns:p='urn:p' p:x='1' x='2'>".to_vec()),
+            Just(b"</p:a>".to_vec()),
+            Just(b"<q:b>".to_vec()),
+            Just(b"<d xmlns='urn:p'>".to_vec()),
             Just(b"text".to_vec()),
             Just(b"<![CDATA[d]]>".to_vec()),
             Just(b"&amp;".to_vec()),
@@ -642,15 +679,16 @@ mod tests {
                     let mut out = Vec::new();
                     prop_assert!(doc.select(xp, &mut out).is_ok());
                 }
+                let ns = [("n".to_string(), "urn:p".to_string())];
+                for xp in ["//n:a", "//n:*", "//@n:x", "//@n:*", "/n:a/q:b", "//d/n:d"] {
+                    if let Ok(path) = XPath::compile(xp, &ns).or_else(|_| XPath::compile_unbound(xp)) {
+                        doc.evaluate(&path, &mut Vec::new());
+                    }
+                }
                 let mut root = Vec::new();
                 prop_assert!(doc.select("/*", &mut root).is_ok());
                 prop_assert_eq!(root.len(), 1);
             }
-        }
-
-        #[test]
-        fn xpath_validation_never_panics(xp in "[/@*a-z()\\[\\]:.0-9 ]{0,16}") {
-            let _ = validate_xpath(&xp);
         }
     }
 

@@ -15,9 +15,12 @@
 //!   input (the backtracking fallback of `@rx` is bounded by the match limit).
 //!   Exception, kept for fidelity: `@verifyCPF`, `@verifySSN` and `@verifySVNR` search
 //!   every suffix of the input as ModSecurity does (quadratic in the worst case); CRS
-//!   uses none of them.
+//!   uses none of them. `@validateDTD` and `@validateSchema` run libxml2 (crate
+//!   `xmlcheck`, feature `xml-validation`): a parse and a validation of the request
+//!   body per evaluation, bounded by libxml2's own limits.
 //! - Everything is compiled in [`build`]; `evaluate` allocates nothing except, for some
-//!   operators, to fill `captures` (and the rare backtracking fallback of `@rx`).
+//!   operators, to fill `captures` (and the rare backtracking fallback of `@rx`), and
+//!   libxml2's document tree for `@validateDTD` / `@validateSchema`.
 //!
 //! Each operator follows libmodsecurity v3 (`src/operators/*.cc`) including its
 //! quirks; the module docs of each file list them. Operators that cannot be run
@@ -70,6 +73,8 @@ mod strmatch;
 mod unconditional_match;
 mod unsupported;
 mod validate_byte_range;
+mod validate_dtd;
+mod validate_schema;
 mod validate_url_encoding;
 mod validate_utf8_encoding;
 mod verified;
@@ -265,6 +270,8 @@ pub fn build(
         "strmatch" => Box::new(strmatch::StrMatch::new(argument)),
         "unconditionalMatch" => Box::new(unconditional_match::UnconditionalMatch),
         "validateByteRange" => Box::new(validate_byte_range::ValidateByteRange::new(argument)?),
+        "validateDTD" => validate_dtd::build(argument, env)?,
+        "validateSchema" => validate_schema::build(argument, env)?,
         "validateUrlEncoding" => Box::new(validate_url_encoding::ValidateUrlEncoding),
         "validateUtf8Encoding" => Box::new(validate_utf8_encoding::ValidateUtf8Encoding),
         "verifyCC" => Box::new(verify_cc::VerifyCc::new(argument, env)?),

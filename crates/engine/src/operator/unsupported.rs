@@ -22,8 +22,6 @@ pub(crate) fn reason(name: &str) -> OperatorError {
             "hash-based link signing (SecHashEngine) is not supported, and libmodsecurity v3 \
              does not implement it either"
         }
-        "validateDTD" => "XML DTD validation (libxml2) is not built into Palisade",
-        "validateSchema" => "XML Schema validation (libxml2) is not built into Palisade",
         _ => "it is not implemented",
     };
     OperatorError::Unsupported(format!("operator `@{name}` is not supported: {why}"))

@@ -188,6 +188,8 @@ pub struct Transaction {
     audit_parts: Option<String>,
     force_request_body_variable: bool,
     pub(crate) xml: Option<body::xml::XmlDoc>,
+    /// The XML body processor ran and refused the body (`xml` is then `None`).
+    pub(crate) xml_failed: bool,
     unique_id: String,
     started: Instant,
     phases_done: u8,
@@ -245,6 +247,7 @@ impl Transaction {
             audit_parts: None,
             force_request_body_variable: false,
             xml: None,
+            xml_failed: false,
             unique_id,
             started: Instant::now(),
             phases_done: 0,
@@ -558,7 +561,10 @@ impl Transaction {
             }
             Some("XML") => match body::xml::parse_xml(&body) {
                 Ok(doc) => self.xml = Some(doc),
-                Err(e) => error = Some(format!("XML parsing error: {e}")),
+                Err(e) => {
+                    self.xml_failed = true;
+                    error = Some(format!("XML parsing error: {e}"));
+                }
             },
             Some(other) if !other.is_empty() && self.body_processor.is_some() => {
                 error = Some(format!("Unknown request body processor: {other}"));

@@ -164,23 +164,28 @@ impl Transaction {
                 self.rule_collection(rule, &mut c);
                 Self::push_collection(var, &c, sel, scratch, out);
             }
-            Var::Xml => {
-                if let (Some(doc), KeySel::XPath(xpath)) = (&self.xml, sel) {
-                    let mut values = Vec::new();
-                    if doc.select(xpath, &mut values).is_ok() {
-                        for v in values {
-                            Self::push_scalar(var, &v, scratch, out);
-                        }
-                    }
-                } else if let (Some(doc), KeySel::All) = (&self.xml, sel) {
-                    let mut values = Vec::new();
-                    if doc.select("/*", &mut values).is_ok() {
+            Var::Xml => match sel {
+                KeySel::XPath(path) => {
+                    if let Some(doc) = &self.xml {
+                        let mut values = Vec::new();
+                        doc.evaluate(path, &mut values);
                         for v in values {
                             Self::push_scalar(var, &v, scratch, out);
                         }
                     }
                 }
-            }
+                // The bare `XML` is "the document" (v3 yields the placeholder
+                // `[XML document tree]` and its @validateDTD / @validateSchema read
+                // the parsed tree): here the raw body when the XML processor parsed
+                // it, and an empty value (no document, which those operators treat
+                // as invalid) when the processor ran and failed. Requests the XML
+                // processor never saw have no value, so such rules do not run.
+                _ if self.xml.is_some() => {
+                    Self::push_scalar(var, &self.request_body, scratch, out);
+                }
+                _ if self.xml_failed => Self::push_scalar(var, b"", scratch, out),
+                _ => {}
+            },
             _ => {
                 if let Some(v) = self.dynamic_scalar(var) {
                     Self::push_scalar(var, &v, scratch, out);
