@@ -67,8 +67,37 @@ impl std::error::Error for Rejection {}
 
 /// RFC 9110 `tchar`.
 pub fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+    TCHAR[usize::from(b)]
 }
+
+/// [`is_tchar`] as a table (checked on every header name of every request).
+static TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0usize;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        b += 1;
+    }
+    t
+};
 
 fn is_token(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(|&b| is_tchar(b))
@@ -106,7 +135,7 @@ pub fn check_request(
     let mut chunked_last = false;
     let mut hosts = 0;
     for (name, value) in headers {
-        if !is_token(name) || value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) {
+        if !is_token(name) || memchr::memchr3(b'\r', b'\n', 0, value).is_some() {
             return Err(Rejection::InvalidHeader);
         }
         if name.eq_ignore_ascii_case(b"content-length") {

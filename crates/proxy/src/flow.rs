@@ -33,6 +33,7 @@ use crate::spill::HeldBody;
 use crate::upstream::exchange::{RequestFraming, UpstreamResponse};
 use crate::upstream::pool::UpConn;
 use crate::Shared;
+use smallvec::SmallVec;
 
 /// How a request body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,12 +57,11 @@ pub struct RequestHead {
     pub target: String,
     /// Version.
     pub version: Version,
-    /// Headers (names lower-case).
-    pub headers: HeaderMap,
-    /// HTTP/1: the header lines as received (names in their original case, in
-    /// order, `Expect: 100-continue` excluded), which the engine sees as ModSecurity
-    /// would; empty for HTTP/2, whose names are lower-case on the wire.
-    pub received: Received,
+    /// Header lines: HTTP/1 as received (names in their original case, in order,
+    /// `Expect: 100-continue` excluded), which the engine sees as ModSecurity would
+    /// and which are forwarded as they came; HTTP/2 as a map (names lower-case on
+    /// the wire).
+    pub headers: HeaderLines,
     /// Body framing.
     pub framing: Framing,
 }
@@ -78,19 +78,33 @@ impl Received {
     /// Lines of `raw`, each given as a name and a value that are sub-slices of it.
     /// A pair that is not inside `raw` (or a head over 4 GiB) is skipped.
     pub fn new<'a>(raw: Bytes, lines: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Self {
-        let base = raw.as_ptr() as usize;
+        let mut r = Received::with_capacity(raw, lines.size_hint().0);
+        for (n, v) in lines {
+            r.push(n, v);
+        }
+        r
+    }
+
+    /// No lines yet, room for `n`.
+    pub fn with_capacity(raw: Bytes, n: usize) -> Self {
+        Received {
+            raw,
+            spans: Vec::with_capacity(n),
+        }
+    }
+
+    /// Adds a line given as sub-slices of the raw head (skipped if they are not).
+    pub fn push(&mut self, name: &[u8], value: &[u8]) {
+        let base = self.raw.as_ptr() as usize;
+        let len = self.raw.len();
         let span = |s: &[u8]| -> Option<[u32; 2]> {
             let start = (s.as_ptr() as usize).checked_sub(base)?;
             let end = start.checked_add(s.len())?;
-            (end <= raw.len()).then_some([u32::try_from(start).ok()?, u32::try_from(end).ok()?])
+            (end <= len).then_some([u32::try_from(start).ok()?, u32::try_from(end).ok()?])
         };
-        let spans = lines
-            .filter_map(|(n, v)| {
-                let (n, v) = (span(n)?, span(v)?);
-                Some([n[0], n[1], v[0], v[1]])
-            })
-            .collect();
-        Received { raw, spans }
+        if let (Some(n), Some(v)) = (span(name), span(value)) {
+            self.spans.push([n[0], n[1], v[0], v[1]]);
+        }
     }
 
     /// Whether there are no lines (HTTP/2).
@@ -106,6 +120,64 @@ impl Received {
                 &self.raw[c as usize..d as usize],
             )
         })
+    }
+}
+
+/// A request's header lines.
+#[derive(Debug)]
+pub enum HeaderLines {
+    /// HTTP/1: spans of the raw head (no map is built for a request forwarded as
+    /// it came).
+    Raw(Received),
+    /// HTTP/2.
+    Map(HeaderMap),
+}
+
+impl HeaderLines {
+    /// Every line, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let (raw, map) = match self {
+            HeaderLines::Raw(r) => (Some(r.iter()), None),
+            HeaderLines::Map(m) => (None, Some(m.iter())),
+        };
+        raw.into_iter().flatten().chain(
+            map.into_iter()
+                .flatten()
+                .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes())),
+        )
+    }
+
+    /// The values of `name` (ASCII case-insensitive), in order.
+    pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| v)
+    }
+
+    /// The first value of `name`.
+    pub fn get<'a>(&'a self, name: &'a str) -> Option<&'a [u8]> {
+        self.get_all(name).next()
+    }
+
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        match self {
+            HeaderLines::Raw(r) => r.spans.len(),
+            HeaderLines::Map(m) => m.len(),
+        }
+    }
+
+    /// Whether there are no lines.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tokens of every `Connection` value.
+    fn connection_tokens(&self) -> impl Iterator<Item = &[u8]> {
+        self.get_all("connection")
+            .flat_map(|v| v.split(|&b| b == b','))
+            .map(<[u8]>::trim_ascii)
+            .filter(|t| !t.is_empty())
     }
 }
 
@@ -157,8 +229,8 @@ fn host_and_path(head: &RequestHead) -> (String, String, String) {
     };
     let authority = authority.or_else(|| {
         head.headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
+            .get("host")
+            .and_then(|h| std::str::from_utf8(h).ok())
             .map(str::to_string)
     });
     let authority = authority.unwrap_or_default();
@@ -183,13 +255,15 @@ fn host_and_path(head: &RequestHead) -> (String, String, String) {
 
 /// The client address: the peer, or, when the peer is a trusted proxy, the last
 /// address in `X-Forwarded-For` that is not a trusted proxy.
-fn client_ip(rt: &Runtime, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+fn client_ip(rt: &Runtime, peer: IpAddr, headers: &HeaderLines) -> IpAddr {
     if rt.trusted.is_empty() || !rt.trusted.iter().any(|c| c.contains(peer)) {
         return peer;
     }
     let mut chain: Vec<IpAddr> = Vec::new();
     for v in headers.get_all("x-forwarded-for") {
-        let Ok(s) = v.to_str() else { return peer };
+        let Ok(s) = std::str::from_utf8(v) else {
+            return peer;
+        };
         for part in s.split(',') {
             match part.trim().parse::<IpAddr>() {
                 Ok(ip) => chain.push(ip),
@@ -234,19 +308,17 @@ impl std::fmt::Debug for UpgradeTo {
 
 /// The `Upgrade` value of an HTTP/1.1 request that asks for one (`Connection:
 /// upgrade`), e.g. a WebSocket handshake.
-fn upgrade_requested(headers: &HeaderMap, version: Version) -> Option<HeaderValue> {
+fn upgrade_requested(headers: &HeaderLines, version: Version) -> Option<&[u8]> {
     if version != Version::HTTP_11 {
         return None;
     }
-    let asks = headers.get_all(header::CONNECTION).iter().any(|v| {
-        v.as_bytes()
-            .split(|&b| b == b',')
-            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
-    });
-    if !asks {
+    if !headers
+        .connection_tokens()
+        .any(|t| t.eq_ignore_ascii_case(b"upgrade"))
+    {
         return None;
     }
-    headers.get(header::UPGRADE).cloned()
+    headers.get("upgrade")
 }
 
 /// A small text response.
@@ -457,21 +529,15 @@ pub async fn handle(
     let target = head.target.clone();
     let method = head.method.clone();
     let version = version_str(head.version);
-    let h2_host = (head.version == Version::HTTP_2 && !head.headers.contains_key(header::HOST))
+    let h2_host = (head.version == Version::HTTP_2 && head.headers.get("host").is_none())
         .then(|| host.clone());
     ctx.phase(Phase::RequestHeaders, |t| {
         t.process_uri(&target, method.as_str(), version);
         if let Some(h) = &h2_host {
             t.add_request_header(b"host", h.as_bytes());
         }
-        if head.received.is_empty() {
-            for (n, v) in &head.headers {
-                t.add_request_header(n.as_str().as_bytes(), v.as_bytes());
-            }
-        } else {
-            for (n, v) in head.received.iter() {
-                t.add_request_header(n, v);
-            }
+        for (n, v) in head.headers.iter() {
+            t.add_request_header(n, v);
         }
         t.process_request_headers();
     });
@@ -555,73 +621,88 @@ pub async fn handle(
         }
     };
     let mut fbody = ForwardBody::new(buffered, spilled, rest, length, error_slot.clone());
-    let mut headers = head.headers;
-    let upgrade = upgrade_requested(&headers, head.version);
-    strip_hop_by_hop(&mut headers);
-    if let Some(u) = &upgrade {
-        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-        headers.insert(header::UPGRADE, u.clone());
-    }
-    let had_length = headers.remove(header::CONTENT_LENGTH).is_some();
-    match length {
-        Some(n) if n > 0 || had_length => {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
-        }
-        _ => {}
-    }
-    if h2_host.is_some() {
-        if let Ok(v) = HeaderValue::from_str(&host) {
-            headers.insert(header::HOST, v);
-        }
-    }
-    if rt.x_forwarded {
-        let prior = headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let xff = match prior {
-            Some(p) if !p.is_empty() => format!("{p}, {}", conn.peer.ip()),
-            _ => conn.peer.ip().to_string(),
-        };
-        if let Ok(v) = HeaderValue::from_str(&xff) {
-            headers.insert("x-forwarded-for", v);
-        }
-        headers.insert(
-            "x-forwarded-proto",
-            HeaderValue::from_static(if conn.tls { "https" } else { "http" }),
-        );
-        if let Ok(v) = HeaderValue::from_str(&host) {
-            if !host.is_empty() {
-                headers.insert("x-forwarded-host", v);
-            }
-        }
-    }
-    if rt.via {
-        let via = match headers.get(header::VIA).and_then(|v| v.to_str().ok()) {
-            Some(p) => format!("{p}, {} palisade", version),
-            None => format!("{} palisade", version),
-        };
-        if let Ok(v) = HeaderValue::from_str(&via) {
-            headers.insert(header::VIA, v);
-        }
-    }
-    // The request head as sent upstream (the same for every address tried).
+    // The request head as sent upstream (the same for every address tried): the
+    // client's lines in their order and case, less hop-by-hop ones (and those
+    // `Connection` names) and the ones set here, then the ones set here.
+    let upgrade = upgrade_requested(&head.headers, head.version);
+    let nominated: SmallVec<[&[u8]; 4]> = head.headers.connection_tokens().collect();
+    let had_length = head.headers.get("content-length").is_some();
+    let prior_xff = head
+        .headers
+        .get("x-forwarded-for")
+        .filter(|v| !v.is_empty());
+    let prior_via = head.headers.get("via");
+    let replaced = |n: &[u8]| {
+        HOP_BY_HOP
+            .iter()
+            .any(|h| n.eq_ignore_ascii_case(h.as_str().as_bytes()))
+            || nominated.iter().any(|t| n.eq_ignore_ascii_case(t))
+            || n.eq_ignore_ascii_case(b"content-length")
+            || (h2_host.is_some() && n.eq_ignore_ascii_case(b"host"))
+            || (rt.x_forwarded
+                && (n.eq_ignore_ascii_case(b"x-forwarded-for")
+                    || n.eq_ignore_ascii_case(b"x-forwarded-proto")
+                    || (!host.is_empty() && n.eq_ignore_ascii_case(b"x-forwarded-host"))))
+            || (rt.via && n.eq_ignore_ascii_case(b"via"))
+    };
     let chunked_upstream = length.is_none();
-    let mut wire = Vec::with_capacity(256 + path_query.len() + 48 * headers.len());
+    let mut wire = Vec::with_capacity(384 + path_query.len() + 64 * head.headers.len());
     wire.extend_from_slice(method.as_str().as_bytes());
     wire.push(b' ');
     wire.extend_from_slice(path_query.as_bytes());
     wire.extend_from_slice(b" HTTP/1.1\r\n");
-    for (n, v) in &headers {
-        wire.extend_from_slice(n.as_str().as_bytes());
+    let mut line = |n: &[u8], v: &[u8]| {
+        wire.extend_from_slice(n);
         wire.extend_from_slice(b": ");
-        wire.extend_from_slice(v.as_bytes());
+        wire.extend_from_slice(v);
         wire.extend_from_slice(b"\r\n");
+    };
+    for (n, v) in head.headers.iter() {
+        if !replaced(n) {
+            line(n, v);
+        }
+    }
+    if let Some(u) = upgrade {
+        line(b"connection", b"upgrade");
+        line(b"upgrade", u);
+    }
+    match length {
+        Some(n) if n > 0 || had_length => line(b"content-length", n.to_string().as_bytes()),
+        _ => {}
+    }
+    if h2_host.is_some() {
+        line(b"host", host.as_bytes());
+    }
+    if rt.x_forwarded {
+        let peer = conn.peer.ip().to_string();
+        match prior_xff {
+            Some(p) => {
+                let mut v = p.to_vec();
+                v.extend_from_slice(b", ");
+                v.extend_from_slice(peer.as_bytes());
+                line(b"x-forwarded-for", &v);
+            }
+            None => line(b"x-forwarded-for", peer.as_bytes()),
+        }
+        line(
+            b"x-forwarded-proto",
+            if conn.tls { b"https" } else { b"http" },
+        );
+        if !host.is_empty() {
+            line(b"x-forwarded-host", host.as_bytes());
+        }
+    }
+    if rt.via {
+        let mut v = prior_via.map(|p| [p, b", "].concat()).unwrap_or_default();
+        v.extend_from_slice(version.as_bytes());
+        v.extend_from_slice(b" palisade");
+        line(b"via", &v);
     }
     if chunked_upstream {
-        wire.extend_from_slice(b"transfer-encoding: chunked\r\n");
+        line(b"transfer-encoding", b"chunked");
     }
     wire.extend_from_slice(b"\r\n");
+    let upgrade = upgrade.is_some();
     let framing = if chunked_upstream {
         RequestFraming::Chunked
     } else {
@@ -700,7 +781,7 @@ pub async fn handle(
     let mut parts = Response::new(()).into_parts().0;
     parts.status = up_status;
     parts.headers = up_headers;
-    let on_upgrade = upgraded.filter(|_| upgrade.is_some());
+    let on_upgrade = upgraded.filter(|_| upgrade);
     // Phase 3.
     let status = parts.status.as_u16();
     ctx.phase(Phase::ResponseHeaders, |t| {
@@ -789,8 +870,7 @@ mod tests {
             method: Method::GET,
             target: target.into(),
             version: Version::HTTP_11,
-            headers,
-            received: Received::default(),
+            headers: HeaderLines::Map(headers),
             framing: Framing::None,
         }
     }

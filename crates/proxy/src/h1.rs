@@ -21,13 +21,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode, Version};
+use http::{Method, Response, StatusCode, Version};
 use http_body_util::BodyExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
 use crate::body::{ClientBodyError, ProxyBody};
-use crate::flow::{self, ConnInfo, Framing, Received, RequestHead, UpgradeTo};
+use smallvec::SmallVec;
+
+use crate::flow::{self, ConnInfo, Framing, HeaderLines, Received, RequestHead, UpgradeTo};
 use crate::Shared;
 
 /// Marker extension on a response: close the connection without answering.
@@ -201,10 +203,10 @@ async fn splice<S>(
     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
 }
 
-fn wants_close(headers: &HeaderMap, http10: bool) -> bool {
+fn wants_close(headers: &HeaderLines, http10: bool) -> bool {
     let mut close = http10;
-    for v in headers.get_all(http::header::CONNECTION) {
-        for t in v.as_bytes().split(|&b| b == b',') {
+    for v in headers.get_all("connection") {
+        for t in v.split(|&b| b == b',') {
             let t = t.trim_ascii();
             if t.eq_ignore_ascii_case(b"close") {
                 return true;
@@ -305,7 +307,7 @@ fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
         return Head::Reject(StatusCode::BAD_REQUEST, "malformed head");
     };
     let version: &[u8] = if minor == 1 { b"HTTP/1.1" } else { b"HTTP/1.0" };
-    let pairs: Vec<(&[u8], &[u8])> = req
+    let pairs: SmallVec<[(&[u8], &[u8]); 32]> = req
         .headers
         .iter()
         .map(|h| (h.name.as_bytes(), h.value))
@@ -321,30 +323,21 @@ fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
     let Ok(method) = Method::from_bytes(method.as_bytes()) else {
         return Head::Reject(StatusCode::BAD_REQUEST, "bad method");
     };
-    let mut headers = HeaderMap::with_capacity(pairs.len());
+    // Names and values were checked by httparse (token names; values without
+    // control characters) and `front`; no map is built (the lines are forwarded as
+    // received).
+    let mut received = Received::with_capacity(raw.clone(), pairs.len());
     let mut expect_continue = false;
-    for (n, v) in &pairs {
-        // Values share the head's buffer (no copy per header).
-        let value = HeaderValue::from_maybe_shared(raw.slice_ref(v));
-        let (Ok(name), Ok(value)) = (HeaderName::from_bytes(n), value) else {
-            return Head::Reject(StatusCode::BAD_REQUEST, "bad header");
-        };
-        if name == http::header::EXPECT {
+    for &(n, v) in &pairs {
+        if n.eq_ignore_ascii_case(b"expect") {
             if v.eq_ignore_ascii_case(b"100-continue") {
                 expect_continue = true;
                 continue;
             }
             return Head::Reject(StatusCode::EXPECTATION_FAILED, "unsupported expectation");
         }
-        headers.append(name, value);
+        received.push(n, v);
     }
-    let received = Received::new(
-        raw.clone(),
-        pairs
-            .iter()
-            .copied()
-            .filter(|(n, _)| !n.eq_ignore_ascii_case(b"expect")),
-    );
     Head::Request(
         RequestHead {
             method,
@@ -354,8 +347,7 @@ fn parse_head(raw: &Bytes, limits: &crate::config::Limits) -> Head {
             } else {
                 Version::HTTP_10
             },
-            headers,
-            received,
+            headers: HeaderLines::Raw(received),
             framing,
         },
         expect_continue,
@@ -733,14 +725,11 @@ mod tests {
         };
         assert!(!expect);
         assert_eq!(h.target, "/a?b");
-        assert_eq!(
-            h.headers.get("x-empty").map(|v| v.as_bytes()),
-            Some(&b""[..])
-        );
-        assert_eq!(
-            h.headers.get("x-v").map(|v| v.as_bytes()),
-            Some(&b"1 2"[..])
-        );
+        assert_eq!(h.headers.get("x-empty"), Some(&b""[..]));
+        assert_eq!(h.headers.get("X-V"), Some(&b"1 2"[..]));
+        // Lines keep their case and order.
+        let lines: Vec<_> = h.headers.iter().map(|(n, _)| n.to_vec()).collect();
+        assert_eq!(lines, [&b"Host"[..], b"X-Empty", b"X-V"]);
         assert!(matches!(
             parse_head(&raw, &limits(2)),
             Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, _)
@@ -761,12 +750,12 @@ mod tests {
 
     #[test]
     fn close_tokens() {
-        let mut h = HeaderMap::new();
-        assert!(!wants_close(&h, false));
-        assert!(wants_close(&h, true));
-        h.insert("connection", HeaderValue::from_static("Keep-Alive"));
-        assert!(!wants_close(&h, true));
-        h.insert("connection", HeaderValue::from_static("foo, close"));
-        assert!(wants_close(&h, false));
+        let mut h = http::HeaderMap::new();
+        assert!(!wants_close(&HeaderLines::Map(h.clone()), false));
+        assert!(wants_close(&HeaderLines::Map(h.clone()), true));
+        h.insert("connection", http::HeaderValue::from_static("Keep-Alive"));
+        assert!(!wants_close(&HeaderLines::Map(h.clone()), true));
+        h.insert("connection", http::HeaderValue::from_static("foo, close"));
+        assert!(wants_close(&HeaderLines::Map(h), false));
     }
 }

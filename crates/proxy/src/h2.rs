@@ -67,8 +67,7 @@ async fn serve_request(
         method: parts.method,
         target,
         version: http::Version::HTTP_2,
-        headers,
-        received: crate::flow::Received::default(),
+        headers: crate::flow::HeaderLines::Map(headers),
         framing,
     };
     let rx = if framing == Framing::None {

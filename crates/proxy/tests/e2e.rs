@@ -453,3 +453,35 @@ fn example_configuration_loads_and_compiles() {
         proxy::runtime::Mode::On
     );
 }
+
+/// What the upstream receives: the client's lines in order, hop-by-hop lines and the
+/// ones `Connection` names removed, `X-Forwarded-For` / `Via` appended to the
+/// client's, the proxy's own `X-Forwarded-Proto`/`-Host`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_head_drops_hop_by_hop_lines_and_appends_forwarding_ones() {
+    let h = start(CONFIG).await;
+    let r = raw(
+        h.addr,
+        b"GET /off/show HTTP/1.1\r\nHost: app.test:8080\r\nX-First: 1\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nX-Forwarded-For: 10.0.0.1\r\nX-Forwarded-Proto: gopher\r\nVia: 1.0 edge\r\nX-Last: 2\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    let lines: Vec<&str> = text.lines().skip(2).collect();
+    assert!(
+        lines.contains(&"x-first: 1") && lines.contains(&"x-last: 2"),
+        "{text}"
+    );
+    assert!(lines.contains(&"host: app.test:8080"), "{text}");
+    for gone in ["x-secret", "keep-alive", "te:", "connection"] {
+        assert!(!text.contains(gone), "{gone} forwarded: {text}");
+    }
+    assert!(
+        lines.contains(&"x-forwarded-for: 10.0.0.1, 127.0.0.1"),
+        "{text}"
+    );
+    assert!(lines.contains(&"x-forwarded-proto: http"), "{text}");
+    assert!(lines.contains(&"x-forwarded-host: app.test"), "{text}");
+    assert!(lines.contains(&"via: 1.0 edge, 1.1 palisade"), "{text}");
+}
