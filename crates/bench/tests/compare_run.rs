@@ -30,6 +30,7 @@ fn builtin_backend_answers_the_load_generator() {
         keep_alive: true,
         timeout: Duration::from_secs(5),
         progress: false,
+        requests: None,
     };
     let sampler = sampler::Sampler::start(std::process::id(), Duration::from_millis(50));
     let r = http::closed_loop::run(&cfg, Arc::clone(&requests)).unwrap();

@@ -125,6 +125,7 @@ fn config(url: &str, connections: usize, duration_ms: u64, keep_alive: bool) -> 
         keep_alive,
         timeout: Duration::from_secs(5),
         progress: false,
+        requests: None,
     }
 }
 
@@ -151,6 +152,17 @@ fn closed_loop_counts_match_the_servers_count() {
         }
         assert!(r.latency_us.p50 > 0.0 && r.latency_us.max >= r.latency_us.p99);
     }
+}
+
+#[test]
+fn closed_loop_stops_after_the_requested_count() {
+    let s = server(None);
+    let mut cfg = config(&s.url, 7, 60_000, true);
+    cfg.requests = Some(1234);
+    let reqs = prepare_corpus(&corpus(), &cfg.target, true).unwrap();
+    let r = closed_loop::run(&cfg, reqs).unwrap();
+    assert_eq!(r.requests, 1234, "{r:?}");
+    assert_eq!(s.answered.load(Ordering::SeqCst), 1234);
 }
 
 #[test]

@@ -273,6 +273,7 @@ fn load_target(
         keep_alive: true,
         timeout: cfg.timeout,
         progress: false,
+        requests: None,
     };
     let mut sweep = Vec::new();
     for &rate in &cfg.rates {

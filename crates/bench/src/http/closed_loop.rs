@@ -2,7 +2,7 @@
 //! previous response is read, until the duration is over. A request in flight at the
 //! end is completed and counted (so the server's count and ours agree).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,20 +28,25 @@ pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>) -> Result<Report, Htt
     let start = Instant::now();
     let deadline = start + cfg.duration;
     let (addr, keep_alive, timeout) = (cfg.target.addr, cfg.keep_alive, cfg.timeout);
+    let budget = cfg.requests.map(|n| Arc::new(AtomicU64::new(n)));
     let results = on_threads(threads, move |t| {
         let requests = Arc::clone(&requests);
         let done = Arc::clone(&done);
+        let budget = budget.clone();
         async move {
             let mut set = JoinSet::new();
             for c in (t..connections).step_by(threads) {
                 let requests = Arc::clone(&requests);
                 let done = Arc::clone(&done);
+                let budget = budget.clone();
                 let offset = c * requests.len() / connections;
+                let limits = Limits {
+                    deadline,
+                    budget,
+                    timeout,
+                };
                 set.spawn(async move {
-                    connection(
-                        addr, &requests, offset, deadline, keep_alive, timeout, &done,
-                    )
-                    .await
+                    connection(addr, &requests, offset, limits, keep_alive, &done).await
                 });
             }
             let mut parts = Vec::new();
@@ -70,22 +75,42 @@ pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>) -> Result<Report, Htt
     ))
 }
 
+/// When a connection stops sending.
+struct Limits {
+    deadline: Instant,
+    /// Requests left to send over all connections (`--requests`).
+    budget: Option<Arc<AtomicU64>>,
+    timeout: Duration,
+}
+
+impl Limits {
+    /// Takes one request from the budget; false when none is left.
+    fn take(&self) -> bool {
+        self.budget.as_ref().is_none_or(|b| {
+            b.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
+        })
+    }
+}
+
 async fn connection(
     addr: std::net::SocketAddr,
     requests: &[Prepared],
     offset: usize,
-    deadline: Instant,
+    limits: Limits,
     keep_alive: bool,
-    timeout: Duration,
-    done: &std::sync::atomic::AtomicU64,
+    done: &AtomicU64,
 ) -> (Recorder, Instant) {
+    let Limits {
+        deadline, timeout, ..
+    } = limits;
     let mut rec = Recorder::default();
     let mut client = Client::new(addr, keep_alive);
     let mut i = offset;
     let mut unpublished = 0u64;
     loop {
         let sent = Instant::now();
-        if sent >= deadline {
+        if sent >= deadline || !limits.take() {
             break;
         }
         let req = &requests[i % requests.len()];

@@ -142,6 +142,9 @@ pub struct LoadConfig {
     pub timeout: Duration,
     /// Show a progress bar on stderr (when it is a terminal).
     pub progress: bool,
+    /// Closed loop: stop after exactly this many requests (the duration still caps
+    /// the run).
+    pub requests: Option<u64>,
 }
 
 /// Serialises every corpus request for `target`.

@@ -272,6 +272,10 @@ pub struct HttpArgs {
     /// Per-request timeout.
     #[arg(long, default_value = "10s")]
     pub timeout: String,
+    /// Closed loop: stop after exactly this many requests (--duration still caps
+    /// the run; give a long one).
+    #[arg(long, conflicts_with = "rate")]
+    pub requests: Option<u64>,
     /// Print JSON (one object; {"runs": [...]} for several rates).
     #[arg(long)]
     pub json: bool,
@@ -307,6 +311,7 @@ fn http(args: &HttpArgs) -> Result<ExitCode> {
         keep_alive,
         timeout: h::parse_duration(&args.timeout)?,
         progress: !args.quiet,
+        requests: args.requests,
     };
     let mut reports = Vec::new();
     if open {
