@@ -146,13 +146,14 @@ impl Var {
 
     /// Whether the values are transaction state that rules change while a phase runs
     /// (collections written by `setvar`, `setenv`, `initcol` and `@geoLookup`, the
-    /// matched variables, the XML tree) rather than request data in the arena:
-    /// results computed over them cannot be kept until the request data change.
+    /// matched variables) rather than request data: results computed over them
+    /// cannot be kept until the request data change. (The XML document is request
+    /// data: parsing it marks the data changed.)
     pub fn is_rule_state(self) -> bool {
         self.is_store()
             || matches!(
                 self,
-                Var::Env | Var::Geo | Var::MatchedVars | Var::MatchedVarsNames | Var::Xml
+                Var::Env | Var::Geo | Var::MatchedVars | Var::MatchedVarsNames
             )
     }
 

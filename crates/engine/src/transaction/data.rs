@@ -81,6 +81,12 @@ impl Data {
         self.push(var, b"", value);
     }
 
+    /// Marks the request data as changed outside the arena (the XML document was
+    /// parsed): results tied to the generation are recomputed.
+    pub fn touch(&mut self) {
+        self.generation += 1;
+    }
+
     /// Removes all values of a variable.
     pub fn unset(&mut self, var: Var) {
         self.generation += 1;

@@ -559,13 +559,18 @@ impl Transaction {
                 }
                 self.add_args(&args, Var::ArgsPost, Var::ArgsPostNames);
             }
-            Some("XML") => match body::xml::parse_xml(&body) {
-                Ok(doc) => self.xml = Some(doc),
-                Err(e) => {
-                    self.xml_failed = true;
-                    error = Some(format!("XML parsing error: {e}"));
+            Some("XML") => {
+                // The document is request data outside the arena: prefilter group
+                // unions computed before it existed no longer hold.
+                self.data.touch();
+                match body::xml::parse_xml(&body) {
+                    Ok(doc) => self.xml = Some(doc),
+                    Err(e) => {
+                        self.xml_failed = true;
+                        error = Some(format!("XML parsing error: {e}"));
+                    }
                 }
-            },
+            }
             Some(other) if !other.is_empty() && self.body_processor.is_some() => {
                 error = Some(format!("Unknown request body processor: {other}"));
             }
