@@ -8,7 +8,9 @@ use clap::{Parser, Subcommand};
 
 /// mimalloc: the proxy allocates and frees small objects per request on every
 /// thread; glibc's allocator spent about 10% of an engine-Off proxy's CPU time on
-/// them (perf), mimalloc's per-thread free lists a fraction of it.
+/// them (perf), mimalloc's per-thread free lists a fraction of it. Built without
+/// transparent huge pages (`no_thp`): with them a CRS proxy's idle RSS grew from
+/// 138 to 180 MB.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
