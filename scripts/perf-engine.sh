@@ -17,7 +17,7 @@ pin() { if command -v taskset >/dev/null; then taskset -c 0 "$@"; else "$@"; fi;
 run() {
   echo
   echo '```sh'
-  echo "palisade $*"
+  echo "palisade $*" | sed "s#$corpus#corpus.jsonl#"
   echo '```'
   echo
   echo '```'
@@ -48,7 +48,7 @@ mkdir -p "$(dirname "$out")"
     echo
     echo "## Realistic corpus by request class, paranoia level $pl"
     echo
-    echo "20,000 requests (\`palisade traffic generate --count 20000 --attack-ratio 0.05 --seed 5\`), replayed three times in order."
+    echo "20,000 requests (\`palisade traffic generate --count 20000 --attack-ratio 0.05 --seed 5 --out corpus.jsonl\`), replayed three times in order."
     run bench engine --crs "$crs" --paranoia "$pl" --corpus "$corpus" --iterations 3
   done
   echo
