@@ -281,11 +281,13 @@ impl Prefilter {
         if literals.is_empty() {
             return None;
         }
-        // A DFA: the fastest scan (one transition per byte), built once per program.
+        // A contiguous NFA, not a DFA: with the CRS's literals a DFA (one transition
+        // per byte) took about 80 MB per program for a scan only a few percent faster
+        // (idle RSS of a CRS proxy 149 -> 69 MB; R2 within 3%).
         let ac = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&literals)
             .or_else(|_| {
                 AhoCorasickBuilder::new()
