@@ -107,6 +107,29 @@ pub enum HttpTargetError {
     Marker(String),
 }
 
+/// The authority of an `http://host[:port][/path]` URL and the `host:port` to
+/// connect to (port 80 when none is given).
+///
+/// Errors: why the URL is not of that form.
+pub fn http_authority(url: &str) -> Result<(&str, String), &'static str> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or("only http://host:port is supported")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.is_empty() || authority.contains('@') {
+        return Err("no host:port");
+    }
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let with_port = if has_port {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    Ok((authority, with_port))
+}
+
 /// Sends stages to a server and reads their log lines between marker requests.
 #[derive(Debug)]
 pub struct HttpTarget {
@@ -128,22 +151,7 @@ impl HttpTarget {
             url: config.url.clone(),
             why: why.to_string(),
         };
-        let rest = config
-            .url
-            .strip_prefix("http://")
-            .ok_or_else(|| bad("only http://host:port is supported"))?;
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        if authority.is_empty() || authority.contains('@') {
-            return Err(bad("no host:port"));
-        }
-        let with_port = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
-        };
+        let (_, with_port) = http_authority(&config.url).map_err(bad)?;
         let addr = with_port
             .to_socket_addrs()
             .map_err(|source| HttpTargetError::Resolve {

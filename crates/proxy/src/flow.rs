@@ -75,16 +75,6 @@ pub struct Received {
 }
 
 impl Received {
-    /// Lines of `raw`, each given as a name and a value that are sub-slices of it.
-    /// A pair that is not inside `raw` (or a head over 4 GiB) is skipped.
-    pub fn new<'a>(raw: Bytes, lines: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Self {
-        let mut r = Received::with_capacity(raw, lines.size_hint().0);
-        for (n, v) in lines {
-            r.push(n, v);
-        }
-        r
-    }
-
     /// No lines yet, room for `n`.
     pub fn with_capacity(raw: Bytes, n: usize) -> Self {
         Received {
@@ -105,11 +95,6 @@ impl Received {
         if let (Some(n), Some(v)) = (span(name), span(value)) {
             self.spans.push([n[0], n[1], v[0], v[1]]);
         }
-    }
-
-    /// Whether there are no lines (HTTP/2).
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
     }
 
     /// The lines, in order.

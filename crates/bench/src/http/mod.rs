@@ -72,21 +72,8 @@ pub struct Target {
 impl Target {
     /// Parses and resolves `http://host[:port][/path]`.
     pub fn parse(url: &str) -> Result<Target, HttpError> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| HttpError::Url(url.to_string()))?;
-        let authority = rest.split(['/', '?']).next().unwrap_or("");
-        if authority.is_empty() {
-            return Err(HttpError::Url(url.to_string()));
-        }
-        let with_port = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
-        };
+        let (authority, with_port) =
+            ftw::http_target::http_authority(url).map_err(|_| HttpError::Url(url.to_string()))?;
         let addr = with_port
             .to_socket_addrs()
             .map_err(|source| HttpError::Resolve {
