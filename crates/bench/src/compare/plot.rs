@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -127,27 +128,13 @@ where
         .draw()
         .map_err(err)?;
     for (i, t) in measured(c) {
-        let col = color(i);
-        chart
-            .draw_series(LineSeries::new(pts(t, false), col.stroke_width(2)))
-            .map_err(err)?
-            .label(format!("{} p50", t.label))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
-        chart
-            .draw_series(
-                pts(t, false)
-                    .into_iter()
-                    .map(|p| Circle::new(p, 3, col.filled())),
-            )
-            .map_err(err)?;
-        chart
-            .draw_series(DashedLineSeries::new(
-                pts(t, true),
-                6,
-                4,
-                col.stroke_width(1),
-            ))
-            .map_err(err)?;
+        solid_and_dashed(
+            &mut chart,
+            color(i),
+            format!("{} p50", t.label),
+            pts(t, false),
+            pts(t, true),
+        )?;
     }
     chart
         .configure_series_labels()
@@ -158,6 +145,34 @@ where
         .draw()
         .map_err(err)?;
     root.present().map_err(err)
+}
+
+/// One target's curves: `solid` as a labelled line with its points marked,
+/// `dashed` as a thin dashed line in the same colour.
+fn solid_and_dashed<DB, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    col: RGBColor,
+    label: String,
+    solid: Vec<(f64, f64)>,
+    dashed: Vec<(f64, f64)>,
+) -> Res
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(LineSeries::new(solid.clone(), col.stroke_width(2)))
+        .map_err(err)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
+    chart
+        .draw_series(solid.into_iter().map(|p| Circle::new(p, 3, col.filled())))
+        .map_err(err)?;
+    chart
+        .draw_series(DashedLineSeries::new(dashed, 6, 4, col.stroke_width(1)))
+        .map_err(err)?;
+    Ok(())
 }
 
 fn memory<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Comparison) -> Res
@@ -204,27 +219,13 @@ where
         .draw()
         .map_err(err)?;
     for (i, t) in measured(c) {
-        let col = color(i);
-        chart
-            .draw_series(LineSeries::new(pts(t, false), col.stroke_width(2)))
-            .map_err(err)?
-            .label(format!("{} PSS", t.label))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
-        chart
-            .draw_series(
-                pts(t, false)
-                    .into_iter()
-                    .map(|p| Circle::new(p, 3, col.filled())),
-            )
-            .map_err(err)?;
-        chart
-            .draw_series(DashedLineSeries::new(
-                pts(t, true),
-                6,
-                4,
-                col.stroke_width(1),
-            ))
-            .map_err(err)?;
+        solid_and_dashed(
+            &mut chart,
+            color(i),
+            format!("{} PSS", t.label),
+            pts(t, false),
+            pts(t, true),
+        )?;
     }
     chart
         .configure_series_labels()
