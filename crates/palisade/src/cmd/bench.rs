@@ -70,7 +70,7 @@ pub struct EngineArgs {
     /// request is replayed alone) instead of interleaving the corpus.
     #[arg(long)]
     pub separate: bool,
-    /// Optimisations on (comma-separated): all, none, prefilter, prune, cache.
+    /// Optimisations on (comma-separated): all, none, prune, memo, prefilter, cache.
     #[arg(long, default_value = "all")]
     pub optimizations: String,
     /// Check every optimisation against plain evaluation while running (slow; a
