@@ -298,18 +298,23 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         chains, mut rules, ..
     } = compiler;
     let prefilter = if options.prefilter {
-        let mut sets = Vec::new();
+        let mut tests = Vec::new();
         for rule in &mut rules {
             // Only operators built once; never `@geoLookup` (it writes GEO).
             if let CompiledOp::Static(op) = &rule.operator.op {
-                if let Some(lits) = op.required_literals() {
-                    let bit = sets.len() as u32;
+                let (literals, bytes) = (op.required_literals(), op.required_bytes());
+                if literals.is_some() || bytes.is_some() {
+                    let bit = tests.len() as u32;
                     rule.prefilter = Some(bit);
-                    sets.push((bit, lits));
+                    tests.push(crate::prefilter::RuleTest {
+                        bit,
+                        literals,
+                        bytes,
+                    });
                 }
             }
         }
-        let pf = Prefilter::build(&sets);
+        let pf = Prefilter::build_tests(&tests);
         if pf.is_none() {
             for rule in &mut rules {
                 rule.prefilter = None;

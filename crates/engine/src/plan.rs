@@ -14,10 +14,13 @@ pub enum Admission {
     Unconditional,
     /// Evaluated once at load time (pre-pruning): whether it matches every request.
     Folded(bool),
-    /// Run only when one of its required literals occurs in a value it inspects.
+    /// Run only when one of its required literals occurs in a value it inspects
+    /// and, for each byte set it requires, one of the set's bytes.
     Prefiltered {
-        /// The required literals.
+        /// The required literals (0: none, only bytes).
         literals: usize,
+        /// The required byte sets (0: none, only literals).
+        byte_sets: usize,
         /// The group deciding once per transaction for all its rules (see
         /// [`crate::rule::Rule::prefilter_group`]).
         group: Option<u32>,
@@ -42,9 +45,14 @@ pub fn admission(program: &Program, rule: &Rule) -> Admission {
     if program.prefilter.is_none() {
         return Admission::Always("prefilter off");
     }
+    let byte_sets = rule
+        .prefilter
+        .and_then(|bit| program.prefilter.as_ref()?.byte_req(bit))
+        .map_or(0, |r| r.sets().len());
     match (rule.prefilter, op.required_literals()) {
-        (Some(_), Some(l)) => Admission::Prefiltered {
-            literals: l.len(),
+        (Some(_), l) if l.is_some() || byte_sets > 0 => Admission::Prefiltered {
+            literals: l.map_or(0, |l| l.len()),
+            byte_sets,
             group: rule.prefilter_group,
         },
         _ => Admission::Always(match rule.operator.name {
@@ -78,12 +86,27 @@ pub fn render(program: &Program) -> String {
                             if m { "always matches" } else { "never matches" }
                         )
                     }
-                    Admission::Prefiltered { literals, group } => {
+                    Admission::Prefiltered {
+                        literals,
+                        byte_sets,
+                        group,
+                    } => {
                         prefiltered += 1;
-                        match group {
-                            Some(g) => format!("prefiltered: {literals} literal(s), group {g}"),
-                            None => format!("prefiltered: {literals} literal(s)"),
+                        let mut what = String::from("prefiltered:");
+                        if literals > 0 {
+                            let _ = write!(what, " {literals} literal(s)");
                         }
+                        if byte_sets > 0 {
+                            let _ = write!(
+                                what,
+                                "{} {byte_sets} byte set(s)",
+                                if literals > 0 { "," } else { "" }
+                            );
+                        }
+                        if let Some(g) = group {
+                            let _ = write!(what, ", group {g}");
+                        }
+                        what
                     }
                     Admission::Always(why) => {
                         always += 1;

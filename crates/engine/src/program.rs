@@ -131,8 +131,9 @@ pub struct Program {
     pub options: Options,
     /// `SecAuditLogRelevantStatus`, compiled once (a PCRE pattern, as `@rx`).
     pub relevant_status: Option<Box<dyn Operator>>,
-    /// Results of repeated values (used when `options.value_cache`).
-    pub caches: crate::value_cache::Caches,
+    /// The Rule Result Cache: results of repeated values (used when
+    /// `options.value_cache`).
+    pub caches: Arc<crate::value_cache::ResultCache>,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -150,6 +151,7 @@ impl Program {
         prefilter: Option<Prefilter>,
         options: Options,
     ) -> Self {
+        let caches = Arc::new(crate::value_cache::ResultCache::new(rules.len()));
         Program {
             config,
             rules,
@@ -159,7 +161,7 @@ impl Program {
             prefilter,
             options,
             relevant_status: None,
-            caches: crate::value_cache::Caches::default(),
+            caches,
         }
     }
 

@@ -1,197 +1,449 @@
-//! The value cache: results that depend only on a value's bytes, kept across
-//! transactions (the RuleCache paper's observation: cookies, arguments and user
-//! agents repeat across requests). Two kinds of results are cached, each keyed by an
-//! id and the exact bytes:
+//! The Rule Result Cache (the RuleCache paper's §IV-A, improved): results that
+//! depend only on a value's bytes, kept across transactions, for the values that
+//! repeat (cookies, arguments, user agents, ...).
 //!
-//! - prefilter scans: `(transformation chain, raw value)` -> the prefilter's rule
-//!   bits of the transformed value (for `multiMatch` groups, of every intermediate
-//!   value), so a repeated value is neither transformed nor scanned again;
+//! **One entry per value, all rules' results in it.** A [`ValueEntry`] holds, for
+//! one exact byte string, two bits per rule (result known, matched) and the
+//! prefilter's scans of the value under each transformation chain. A transaction
+//! looks a value up once (one hash of its bytes, one probe) and then answers every
+//! rule from bit tests, with no lock, hash or comparison per rule. Results are
+//! learned as they are computed (an atomic OR; every writer writes the same bits,
+//! since they are pure functions of the bytes).
+//!
+//! What is cached:
+//! - prefilter scans: `(transformation chain, raw value)` -> the prefilter's scan
+//!   of the transformed value (for `multiMatch` groups, key `chain | MULTI`, of
+//!   every intermediate value), so a repeated value is neither transformed nor
+//!   scanned again;
 //! - operator results: `(rule, raw value)` -> whether the rule's operator matches
 //!   the value after the rule's transformations, for rules whose operator is a pure
-//!   function of its input (no macros left at run time; not `@rbl`, whose answers
-//!   change, nor `@geoLookup`, which writes GEO: see `Rule::pure`); for rules with `capture`
-//!   only "no match" is cached, since a match must fill TX:0-9, and for
-//!   `multiMatch` rules (key `rule | MULTI`) only "no intermediate value matched".
+//!   function of its input (see `Rule::pure`); for rules with `capture` only "no
+//!   match" is cached, since a match must fill TX:0-9, and for `multiMatch` rules
+//!   (key `rule | MULTI`) only "no intermediate value matched".
 //!
-//! Both are pure functions of the bytes, so a cached result equals a computed one;
-//! `Options::verify` recomputes every hit and panics on a difference. Entries are
-//! compared by their full bytes (a hash collision never returns another value's
-//! result); values longer than [`MAX_VALUE_LEN`] are not cached. Memory is bounded:
-//! each shard holds at most [`SHARD_CAPACITY`] entries and is emptied when full,
-//! each hash bucket at most [`BUCKET_MAX`] (so crafted collisions cost a constant).
-//! Shards are locked independently, so threads rarely wait for each other.
+//! **Admission by weight, table rebuilt per window.** Which values have an entry is
+//! decided by a table that is immutable between rebuilds and read without locks
+//! (an [`ArcSwap`]). Transactions report the values they missed with a processing
+//! cost (the rule evaluations and scans the value needed, a deterministic stand-in
+//! for its processing time); one transaction in [`SAMPLE_EVERY`] per thread is
+//! sampled, and a report never waits for the lock. When a window of transactions
+//! has passed (16 at first, doubling to [`MAX_WINDOW`]), a background thread ranks
+//! values seen at least twice by weight = frequency x cost, together with the
+//! current entries by their hits x cost, keeps the best [`CAPACITY`], and swaps the
+//! new table in. Entries that stay keep what they learned.
+//!
+//! Cached results equal computed ones (pure functions of the bytes, compared by
+//! full bytes); `Options::verify` recomputes every hit and panics on a difference.
+//! Memory is bounded: at most [`CAPACITY`] entries of at most [`MAX_VALUE_LEN`]
+//! bytes with at most [`SCANS_MAX`] scans each, and at most [`CANDIDATES_MAX`]
+//! candidates per window.
 
-use std::hash::Hasher;
-use std::sync::Mutex;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
-use rustc_hash::{FxHashMap, FxHasher};
+use arc_swap::ArcSwap;
+use rustc_hash::FxHashMap;
 
 /// Longest value cached (bytes).
 pub const MAX_VALUE_LEN: usize = 256;
-/// Entries per shard before it is emptied.
-pub const SHARD_CAPACITY: usize = 4096;
-/// Entries per hash bucket.
-pub const BUCKET_MAX: usize = 4;
-const SHARDS: usize = 16;
+/// Most entries in the table.
+pub const CAPACITY: usize = 8192;
+/// Most candidate values remembered per window.
+pub const CANDIDATES_MAX: usize = 16384;
+/// Most scan ids (transformation chains) kept per entry.
+pub const SCANS_MAX: usize = 256;
+/// Most distinct scans kept per entry (chains that leave a value unchanged share
+/// one).
+pub const DISTINCT_SCANS_MAX: usize = 16;
+/// One transaction in this many (per thread) reports its misses.
+pub const SAMPLE_EVERY: u32 = 4;
+/// Longest window (transactions).
+pub const MAX_WINDOW: u64 = 4096;
+const FIRST_WINDOW: u64 = 16;
 
+/// Marks a scan id as the union over every prefix of the chain, or a result id as
+/// a `multiMatch` rule's.
+pub const MULTI: u32 = 1 << 31;
+
+/// Everything cached for one value.
 #[derive(Debug)]
-struct Entry<T> {
-    id: u32,
+pub struct ValueEntry {
     value: Box<[u8]>,
-    result: T,
+    /// Words per bit array.
+    words: usize,
+    /// Three bit arrays by rule index: result known, matched, `multiMatch` rule
+    /// known not to match.
+    bits: Box<[AtomicU64]>,
+    scans: RwLock<Scans>,
+    /// Transactions that found it in the current window.
+    hits: AtomicU32,
+    /// Its processing cost when it was admitted.
+    cost: u32,
 }
 
-#[derive(Debug)]
-struct Shard<T> {
-    map: FxHashMap<u64, Vec<Entry<T>>>,
-    len: usize,
-}
-
-impl<T> Default for Shard<T> {
-    fn default() -> Self {
-        Shard {
-            map: FxHashMap::default(),
-            len: 0,
+impl ValueEntry {
+    fn new(value: Box<[u8]>, rules: usize, cost: u32) -> ValueEntry {
+        let words = rules.div_ceil(64).max(1);
+        ValueEntry {
+            value,
+            words,
+            bits: (0..3 * words).map(|_| AtomicU64::new(0)).collect(),
+            scans: RwLock::new(Scans::default()),
+            hits: AtomicU32::new(0),
+            cost,
         }
     }
-}
 
-/// A bounded, sharded map from `(id, bytes)` to a result.
-#[derive(Debug)]
-pub struct ValueCache<T> {
-    shards: Vec<Mutex<Shard<T>>>,
-}
+    fn bit(&self, array: usize, index: u32) -> Option<(&AtomicU64, u64)> {
+        let i = index as usize;
+        let w = self
+            .bits
+            .get(array * self.words + i / 64)
+            .filter(|_| i / 64 < self.words)?;
+        Some((w, 1 << (i % 64)))
+    }
 
-impl<T: Clone> Default for ValueCache<T> {
-    fn default() -> Self {
-        ValueCache {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+    /// The cached result of rule `id` (a rule index, or `index | MULTI`).
+    pub fn result(&self, id: u32) -> Option<bool> {
+        if id & MULTI != 0 {
+            let (w, m) = self.bit(2, id & !MULTI)?;
+            return (w.load(Ordering::Relaxed) & m != 0).then_some(false);
+        }
+        let (known, m) = self.bit(0, id)?;
+        if known.load(Ordering::Acquire) & m == 0 {
+            return None;
+        }
+        let (matched, m) = self.bit(1, id)?;
+        Some(matched.load(Ordering::Relaxed) & m != 0)
+    }
+
+    /// Records the result of rule `id` (for `MULTI` ids, only "no match" is kept).
+    pub fn set_result(&self, id: u32, hit: bool) {
+        if id & MULTI != 0 {
+            if let (false, Some((w, m))) = (hit, self.bit(2, id & !MULTI)) {
+                w.fetch_or(m, Ordering::Relaxed);
+            }
+            return;
+        }
+        if hit {
+            if let Some((w, m)) = self.bit(1, id) {
+                w.fetch_or(m, Ordering::Relaxed);
+            }
+        }
+        if let Some((w, m)) = self.bit(0, id) {
+            w.fetch_or(m, Ordering::Release);
         }
     }
-}
 
-/// The hash of a value's bytes; a transaction computes it once per value and passes
-/// it to [`ValueCache::get`] / [`ValueCache::put`] for every rule.
-pub fn value_hash(value: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(value);
-    h.write_usize(value.len());
-    h.finish()
-}
-
-fn hash(id: u32, vhash: u64) -> u64 {
-    (vhash ^ u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15)).rotate_left(17)
-}
-
-impl<T: Clone> ValueCache<T> {
-    /// The cached result for `(id, value)`; `vhash` is [`value_hash`] of `value`.
-    pub fn get(&self, id: u32, value: &[u8], vhash: u64) -> Option<T> {
-        self.get_with(id, value, vhash, T::clone)
+    /// Applies `f` to the cached scan with `id`.
+    pub fn scan_with<R>(&self, id: u32, f: impl FnOnce(&[u64]) -> R) -> Option<R> {
+        let scans = self.scans.read().ok()?;
+        let (_, at) = scans.ids.iter().find(|(i, _)| *i == id)?;
+        scans.distinct.get(usize::from(*at)).map(|s| f(s))
     }
 
-    /// Applies `f` to the cached result for `(id, value)` without copying it.
-    pub fn get_with<R>(
-        &self,
-        id: u32,
-        value: &[u8],
-        vhash: u64,
-        f: impl FnOnce(&T) -> R,
-    ) -> Option<R> {
+    /// Records the scan with `id` (ignored past [`SCANS_MAX`] ids or
+    /// [`DISTINCT_SCANS_MAX`] distinct scans).
+    pub fn set_scan(&self, id: u32, scan: &[u64]) {
+        let Ok(mut scans) = self.scans.write() else {
+            return;
+        };
+        if scans.ids.len() >= SCANS_MAX || scans.ids.iter().any(|(i, _)| *i == id) {
+            return;
+        }
+        let at = match scans.distinct.iter().position(|s| **s == *scan) {
+            Some(at) => at,
+            None if scans.distinct.len() < DISTINCT_SCANS_MAX => {
+                scans.distinct.push(scan.into());
+                scans.distinct.len() - 1
+            }
+            None => return,
+        };
+        scans.ids.push((id, at as u16));
+    }
+
+    /// The value.
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+}
+
+/// An entry's prefilter scans: scan id -> index of a distinct scan.
+#[derive(Debug, Default)]
+struct Scans {
+    ids: Vec<(u32, u16)>,
+    distinct: Vec<Box<[u64]>>,
+}
+
+/// The immutable lookup table of one window.
+#[derive(Debug, Default)]
+struct Table {
+    map: FxHashMap<Box<[u8]>, Arc<ValueEntry>>,
+}
+
+/// Values missed in the current window: bytes -> (times reported, largest cost).
+#[derive(Debug)]
+struct Window {
+    transactions: u64,
+    length: u64,
+    candidates: FxHashMap<Box<[u8]>, (u32, u32)>,
+}
+
+/// The cache of one program.
+#[derive(Debug)]
+pub struct ResultCache {
+    rules: usize,
+    capacity: usize,
+    table: ArcSwap<Table>,
+    window: Mutex<Window>,
+    rebuilding: AtomicBool,
+    rebuilds: AtomicU64,
+    /// Rebuild on the reporting thread instead of a background one (tests).
+    synchronous: bool,
+}
+
+thread_local! {
+    static SAMPLE: Cell<u32> = const { Cell::new(0) };
+}
+
+impl ResultCache {
+    /// An empty cache for a program of `rules` rules.
+    pub fn new(rules: usize) -> ResultCache {
+        ResultCache::with_capacity(rules, CAPACITY, false)
+    }
+
+    /// An empty cache of `capacity` entries; `synchronous` rebuilds on the
+    /// reporting thread (for deterministic tests).
+    pub fn with_capacity(rules: usize, capacity: usize, synchronous: bool) -> ResultCache {
+        ResultCache {
+            rules,
+            capacity,
+            table: ArcSwap::from_pointee(Table::default()),
+            window: Mutex::new(Window {
+                transactions: 0,
+                length: FIRST_WINDOW,
+                candidates: FxHashMap::default(),
+            }),
+            rebuilding: AtomicBool::new(false),
+            rebuilds: AtomicU64::new(0),
+            synchronous,
+        }
+    }
+
+    /// The entry of `value`, when the table has one.
+    pub fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
         if value.len() > MAX_VALUE_LEN {
             return None;
         }
-        let h = hash(id, vhash);
-        let shard = self.shards[(h as usize) % SHARDS].lock().ok()?;
-        shard
-            .map
-            .get(&h)?
-            .iter()
-            .find(|e| e.id == id && &*e.value == value)
-            .map(|e| f(&e.result))
+        let e = self.table.load().map.get(value).cloned()?;
+        e.hits.fetch_add(1, Ordering::Relaxed);
+        Some(e)
     }
 
-    /// Caches the result for `(id, value)`; `vhash` is [`value_hash`] of `value`.
-    pub fn put(&self, id: u32, value: &[u8], vhash: u64, result: T) {
-        if value.len() > MAX_VALUE_LEN {
-            return;
-        }
-        let h = hash(id, vhash);
-        let Ok(mut guard) = self.shards[(h as usize) % SHARDS].lock() else {
+    /// Whether this thread's transaction should report its misses: one in
+    /// [`SAMPLE_EVERY`], at random (a counter would alias with periodic traffic
+    /// and never sample some requests).
+    pub fn sampled() -> bool {
+        SAMPLE
+            .try_with(|c| {
+                // xorshift32, seeded per thread from the cell's address.
+                let mut x = c.get();
+                if x == 0 {
+                    x = (c as *const Cell<u32> as usize as u32) | 1;
+                }
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                c.set(x);
+                x % SAMPLE_EVERY == 0
+            })
+            .unwrap_or(false)
+    }
+
+    /// Reports the end of a transaction with the values it missed and their
+    /// processing costs (a sampled transaction; see [`ResultCache::sampled`]).
+    /// Never waits: a busy window skips the report.
+    pub fn report<'a>(self: &Arc<Self>, misses: impl Iterator<Item = (&'a [u8], u32)>) {
+        let Ok(mut w) = self.window.try_lock() else {
             return;
         };
-        let shard = &mut *guard;
-        if shard.len >= SHARD_CAPACITY {
-            shard.map.clear();
-            shard.len = 0;
+        w.transactions += u64::from(SAMPLE_EVERY);
+        for (value, cost) in misses {
+            if value.len() > MAX_VALUE_LEN || cost == 0 {
+                continue;
+            }
+            if let Some(c) = w.candidates.get_mut(value) {
+                c.0 = c.0.saturating_add(1);
+                c.1 = c.1.max(cost);
+            } else if w.candidates.len() < CANDIDATES_MAX {
+                w.candidates.insert(value.into(), (1, cost));
+            }
         }
-        let bucket = shard.map.entry(h).or_default();
-        if bucket.iter().any(|e| e.id == id && &*e.value == value) {
+        if w.transactions < w.length || self.rebuilding.swap(true, Ordering::AcqRel) {
             return;
         }
-        let grew = if bucket.len() >= BUCKET_MAX {
-            bucket.remove(0);
-            false
-        } else {
-            true
-        };
-        bucket.push(Entry {
-            id,
-            value: value.into(),
-            result,
-        });
-        if grew {
-            shard.len += 1;
+        let candidates = std::mem::take(&mut w.candidates);
+        w.transactions = 0;
+        w.length = (w.length * 2).min(MAX_WINDOW);
+        drop(w);
+        if self.synchronous {
+            self.rebuild(candidates);
+            return;
+        }
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("palisade-cache".into())
+            .spawn(move || me.rebuild(candidates));
+        if spawned.is_err() {
+            self.rebuilding.store(false, Ordering::Release);
         }
     }
 
-    /// Entries held.
+    /// Builds and publishes the next table: the current entries by hits x cost
+    /// and the candidates seen at least twice by reports x cost, best first.
+    fn rebuild(&self, candidates: FxHashMap<Box<[u8]>, (u32, u32)>) {
+        let old = self.table.load_full();
+        enum Pick {
+            Keep(Arc<ValueEntry>),
+            New(Box<[u8]>, u32),
+        }
+        let mut picks: Vec<(u64, Pick)> = Vec::new();
+        for e in old.map.values() {
+            let hits = e.hits.swap(0, Ordering::Relaxed);
+            if hits > 0 {
+                picks.push((
+                    u64::from(hits) * u64::from(e.cost),
+                    Pick::Keep(Arc::clone(e)),
+                ));
+            }
+        }
+        for (value, (count, cost)) in candidates {
+            if count >= 2 && !old.map.contains_key(&value) {
+                // Reports are sampled: a report stands for SAMPLE_EVERY transactions.
+                let weight = u64::from(count) * u64::from(SAMPLE_EVERY) * u64::from(cost);
+                picks.push((weight, Pick::New(value, cost)));
+            }
+        }
+        picks.sort_by_key(|p| std::cmp::Reverse(p.0));
+        picks.truncate(self.capacity);
+        let mut map = FxHashMap::default();
+        map.reserve(picks.len());
+        for (_, p) in picks {
+            let e = match p {
+                Pick::Keep(e) => e,
+                Pick::New(v, cost) => Arc::new(ValueEntry::new(v, self.rules, cost)),
+            };
+            map.insert(e.value.clone(), e);
+        }
+        self.table.store(Arc::new(Table { map }));
+        self.rebuilds.fetch_add(1, Ordering::Relaxed);
+        self.rebuilding.store(false, Ordering::Release);
+    }
+
+    /// Entries in the table.
     pub fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .filter_map(|s| s.lock().ok().map(|s| s.len))
-            .sum()
+        self.table.load().map.len()
     }
 
-    /// Whether nothing is cached.
+    /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
 
-/// The caches of one program.
-#[derive(Debug, Default)]
-pub struct Caches {
-    /// `(chain, or chain | MULTI for multiMatch unions)` -> prefilter bits.
-    pub scans: ValueCache<Box<[u64]>>,
-    /// `rule index` -> operator result on the transformed value.
-    pub results: ValueCache<bool>,
+    /// Tables published so far.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds.load(Ordering::Relaxed)
+    }
 }
-
-/// Marks a scan id as the union over every prefix of the chain (`multiMatch`).
-pub const MULTI: u32 = 1 << 31;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn caches_by_exact_bytes_and_id_and_stays_bounded() {
-        let c: ValueCache<bool> = ValueCache::default();
-        let h = |v: &[u8]| value_hash(v);
-        assert_eq!(c.get(1, b"abc", h(b"abc")), None);
-        c.put(1, b"abc", h(b"abc"), true);
-        c.put(2, b"abc", h(b"abc"), false);
-        assert_eq!(c.get(1, b"abc", h(b"abc")), Some(true));
-        assert_eq!(c.get(2, b"abc", h(b"abc")), Some(false));
-        assert_eq!(c.get(1, b"abd", h(b"abd")), None);
-        // A colliding hash never returns another value's result.
-        assert_eq!(c.get(1, b"abd", h(b"abc")), None);
-        let long = vec![b'x'; MAX_VALUE_LEN + 1];
-        c.put(1, &long, h(&long), true);
-        assert_eq!(c.get(1, &long, h(&long)), None);
-        for i in 0..(SHARD_CAPACITY * SHARDS * 2) as u32 {
-            c.put(i, b"v", h(b"v"), true);
+    fn cache(capacity: usize) -> Arc<ResultCache> {
+        Arc::new(ResultCache::with_capacity(100, capacity, true))
+    }
+
+    /// Reports one window of transactions, the first `repeats` missing `values`.
+    fn window(c: &Arc<ResultCache>, values: &[(&[u8], u32)], repeats: u64) {
+        let n = c.window.lock().map(|w| w.length).unwrap_or(0);
+        for i in 0..n.div_ceil(u64::from(SAMPLE_EVERY)) {
+            let v = if i < repeats { values } else { &[] };
+            c.report(v.iter().copied());
         }
-        assert!(c.len() <= SHARD_CAPACITY * SHARDS);
+    }
+
+    #[test]
+    fn entries_keep_results_and_scans_by_exact_bytes() {
+        let e = ValueEntry::new(b"abc"[..].into(), 100, 1);
+        assert_eq!(e.result(3), None);
+        e.set_result(3, true);
+        e.set_result(4, false);
+        assert_eq!(
+            (e.result(3), e.result(4), e.result(5)),
+            (Some(true), Some(false), None)
+        );
+        // multiMatch ids keep only "no match".
+        e.set_result(7 | MULTI, true);
+        assert_eq!(e.result(7 | MULTI), None);
+        e.set_result(7 | MULTI, false);
+        assert_eq!(e.result(7 | MULTI), Some(false));
+        assert_eq!(e.result(7), None);
+        // Out of range ids are never answered.
+        e.set_result(1000, true);
+        assert_eq!(e.result(1000), None);
+        e.set_scan(2, &[1, 2]);
+        assert_eq!(e.scan_with(2, <[u64]>::to_vec), Some(vec![1, 2]));
+        assert_eq!(e.scan_with(3, <[u64]>::to_vec), None);
+    }
+
+    #[test]
+    fn admits_repeated_values_by_weight_within_capacity() {
+        let c = cache(2);
+        assert!(c.lookup(b"cookie=1").is_none());
+        // Seen once per window: not admitted.
+        window(&c, &[(b"once", 100)], 1);
+        assert_eq!(c.rebuilds(), 1);
+        assert!(c.is_empty());
+        // Three repeated values, capacity two: the heaviest two win.
+        window(
+            &c,
+            &[
+                (b"light", 1),
+                (b"heavy", 50),
+                (b"medium", 10),
+                (&[b'x'; 300], 99),
+            ],
+            2,
+        );
+        assert_eq!(c.rebuilds(), 2);
+        assert_eq!(c.len(), 2);
+        let heavy = c
+            .lookup(b"heavy")
+            .unwrap_or_else(|| panic!("heavy admitted"));
+        assert!(c.lookup(b"medium").is_some());
+        assert!(c.lookup(b"light").is_none());
+        // What an entry learned survives the next rebuild while it is used.
+        heavy.set_result(5, true);
+        window(&c, &[(b"light", 1)], 2);
+        assert_eq!(c.lookup(b"heavy").and_then(|e| e.result(5)), Some(true));
+    }
+
+    #[test]
+    fn unused_entries_make_room_for_new_candidates() {
+        let c = cache(1);
+        window(&c, &[(b"old", 5)], 2);
+        assert!(c.lookup(b"old").is_some());
+        // A window without hits on "old" and a new repeated value: replaced.
+        let _ = c
+            .table
+            .load()
+            .map
+            .get(&b"old"[..])
+            .map(|e| e.hits.swap(0, Ordering::Relaxed));
+        window(&c, &[(b"new", 5)], 2);
+        assert!(c.lookup(b"new").is_some());
+        assert!(!c.table.load().map.contains_key(&b"old"[..]));
     }
 }

@@ -208,6 +208,12 @@ pub trait Operator: Send + Sync + fmt::Debug {
     fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
         None
     }
+
+    /// Byte sets every input this operator matches contains a byte of (see
+    /// [`crate::prefilter::bytes`]); `None` when none is known.
+    fn required_bytes(&self) -> Option<crate::prefilter::bytes::ByteReq> {
+        None
+    }
 }
 
 /// The engine that runs a regular expression.

@@ -9,6 +9,7 @@
 
 use super::regex::Pattern;
 use super::{Captures, Operator, OperatorEnv, OperatorError, RegexEngine};
+use crate::prefilter::bytes::ByteReq;
 
 /// The `@rx` operator.
 #[derive(Debug)]
@@ -17,6 +18,8 @@ pub(crate) struct Rx {
     pattern: Option<Pattern>,
     /// Literals every match contains (for the prefilter).
     literals: Option<Vec<Vec<u8>>>,
+    /// Bytes every match contains (for the prefilter).
+    bytes: Option<ByteReq>,
 }
 
 impl Rx {
@@ -27,13 +30,19 @@ impl Rx {
         } else {
             Some(Pattern::compile(argument, env.match_limit)?)
         };
-        let literals = match super::pcre::translate(argument, super::pcre::Dialect::Bytes) {
-            super::pcre::Translation::Pattern(p) if !argument.is_empty() => {
-                crate::prefilter::regex_literals(&p)
-            }
-            _ => None,
+        let (literals, bytes) = match super::pcre::translate(argument, super::pcre::Dialect::Bytes)
+        {
+            super::pcre::Translation::Pattern(p) if !argument.is_empty() => (
+                crate::prefilter::regex_literals(&p),
+                crate::prefilter::bytes::regex_bytes(&p),
+            ),
+            _ => (None, None),
         };
-        Ok(Rx { pattern, literals })
+        Ok(Rx {
+            pattern,
+            literals,
+            bytes,
+        })
     }
 }
 
@@ -55,6 +64,10 @@ impl Operator for Rx {
 
     fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
         self.literals.clone()
+    }
+
+    fn required_bytes(&self) -> Option<ByteReq> {
+        self.bytes.clone()
     }
 
     fn regex_engine(&self) -> Option<RegexEngine> {

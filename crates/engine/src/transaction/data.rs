@@ -3,7 +3,22 @@
 //! transformation memo: a value is transformed at most once per chain, whatever the
 //! number of rules that inspect it.
 
+use std::sync::Arc;
+
+use crate::value_cache::{ResultCache, ValueEntry};
 use crate::variable::Var;
+
+/// A slot's state in the result cache.
+#[derive(Debug, Clone, Default)]
+enum Cached {
+    /// Not looked up yet.
+    #[default]
+    NotLooked,
+    /// Not in the table; the processing cost the value has needed so far.
+    Miss(u32),
+    /// Its entry.
+    Hit(Arc<ValueEntry>),
+}
 
 /// One stored value: the member key (empty for single-valued variables) and value.
 #[derive(Debug, Clone, Default)]
@@ -19,8 +34,8 @@ pub struct Entry {
 pub struct Data {
     /// Entries; those past `used` are spare buffers from before a `clear`.
     arena: Vec<Entry>,
-    /// Per slot: the value's hash for the value cache, 0 until computed.
-    hashes: Vec<u64>,
+    /// Per slot: the value's entry in the result cache, once looked up.
+    cached: Vec<Cached>,
     used: usize,
     lists: Vec<Vec<u32>>,
     /// Bumped on every change: results derived from the values (the prefilter's
@@ -32,7 +47,7 @@ impl Default for Data {
     fn default() -> Self {
         Data {
             arena: Vec::new(),
-            hashes: Vec::new(),
+            cached: Vec::new(),
             used: 0,
             lists: vec![Vec::new(); Var::ALL.len()],
             generation: 0,
@@ -45,6 +60,7 @@ impl Data {
     pub fn clear(&mut self) {
         self.generation += 1;
         self.used = 0;
+        self.cached.clear();
         for l in &mut self.lists {
             l.clear();
         }
@@ -66,10 +82,8 @@ impl Data {
             e.value.clear();
             e.value.extend_from_slice(value);
         }
-        if self.hashes.len() < self.used + 1 {
-            self.hashes.resize(self.used + 1, 0);
-        }
-        self.hashes[self.used] = 0;
+        self.cached.truncate(self.used);
+        self.cached.resize_with(self.used + 1, || Cached::NotLooked);
         self.used += 1;
         self.lists[var as usize].push(slot);
         slot
@@ -111,19 +125,36 @@ impl Data {
         &self.lists[var as usize]
     }
 
-    /// The value-cache hash of a slot's value, computed once.
-    pub fn value_hash(&mut self, slot: u32) -> u64 {
+    /// The result-cache entry of a slot's value, looked up on first use; `None`
+    /// when the table has none (the miss is then counted as processing cost).
+    pub fn cached(&mut self, slot: u32, cache: &ResultCache) -> Option<&ValueEntry> {
         let i = slot as usize;
-        match self.hashes.get(i) {
-            Some(&h) if h != 0 => h,
-            _ => {
-                let h = crate::value_cache::value_hash(&self.arena[i].value);
-                if let Some(slot) = self.hashes.get_mut(i) {
-                    *slot = h;
-                }
-                h
-            }
+        let state = self.cached.get_mut(i)?;
+        if let Cached::NotLooked = state {
+            *state = match cache.lookup(&self.arena[i].value) {
+                Some(e) => Cached::Hit(e),
+                None => Cached::Miss(0),
+            };
         }
+        match state {
+            Cached::Hit(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Adds processing cost to a slot whose value the cache missed.
+    pub fn add_cost(&mut self, slot: u32, cost: u32) {
+        if let Some(Cached::Miss(c)) = self.cached.get_mut(slot as usize) {
+            *c = c.saturating_add(cost);
+        }
+    }
+
+    /// The values the cache missed, with their processing costs.
+    pub fn misses(&self) -> impl Iterator<Item = (&[u8], u32)> {
+        self.cached.iter().enumerate().filter_map(|(i, c)| match c {
+            Cached::Miss(cost) if *cost > 0 => Some((self.arena[i].value.as_slice(), *cost)),
+            _ => None,
+        })
     }
 
     /// The entry in a slot.

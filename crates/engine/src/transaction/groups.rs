@@ -16,7 +16,7 @@
 
 use super::resolve::{Candidate, Src};
 use super::Transaction;
-use crate::prefilter::{self, Prefilter};
+use crate::prefilter::Prefilter;
 use crate::rule::Rule;
 
 /// One group's union.
@@ -48,7 +48,7 @@ impl Transaction {
         out: &mut Vec<u64>,
     ) {
         out.clear();
-        out.resize(pf.words(), 0);
+        out.resize(pf.scan_words(), 0);
         let base = &self.data.entry(slot).value;
         self.memo
             .compute(&program.chains, slot, rule.transforms, base);
@@ -85,7 +85,7 @@ impl Transaction {
             self.compute_union(program, pf, rule, g, generation);
         }
         let u = &self.groups[g];
-        u.unknown || prefilter::has(&u.bits, bit)
+        u.unknown || pf.admits(&u.bits, bit)
     }
 
     fn compute_union(
@@ -107,7 +107,7 @@ impl Transaction {
         union.generation = Some(generation);
         union.unknown = false;
         union.bits.clear();
-        union.bits.resize(pf.words(), 0);
+        union.bits.resize(pf.scan_words(), 0);
         let cache = program.options.value_cache;
         let id = rule.transforms
             | if rule.multi_match {
@@ -125,43 +125,40 @@ impl Transaction {
                 union.unknown = true;
                 break;
             }
-            let vhash = if cache { self.data.value_hash(slot) } else { 0 };
-            if cache && !program.options.verify {
-                let value = &self.data.entry(slot).value;
+            // A repeated value's scan comes from the result cache (verification
+            // recomputes it and compares).
+            let mut expected: Option<Vec<u64>> = None;
+            if cache {
+                let verify = program.options.verify;
                 let bits = &mut union.bits;
-                let hit = program.caches.scans.get_with(id, value, vhash, |cached| {
-                    for (u, b) in bits.iter_mut().zip(cached.iter()) {
-                        *u |= b;
-                    }
+                let hit = self.data.cached(slot, &program.caches).and_then(|e| {
+                    e.scan_with(id, |cached| {
+                        if verify {
+                            expected = Some(cached.to_vec());
+                        } else {
+                            for (u, b) in bits.iter_mut().zip(cached) {
+                                *u |= b;
+                            }
+                        }
+                    })
                 });
-                if hit.is_some() {
+                if hit.is_some() && !verify {
                     continue;
                 }
             }
-            // Verification: recompute every hit and compare.
-            let cached = if cache && program.options.verify {
-                program
-                    .caches
-                    .scans
-                    .get(id, &self.data.entry(slot).value, vhash)
-            } else {
-                None
-            };
             self.value_bits(program, pf, rule, slot, &mut value_bits);
-            if let Some(bits) = cached {
+            if let Some(bits) = expected {
                 assert_eq!(
-                    &*bits,
+                    bits.as_slice(),
                     value_bits.as_slice(),
                     "cached prefilter scan differs for rule {}",
                     rule.chain_id
                 );
             } else if cache {
-                program.caches.scans.put(
-                    id,
-                    &self.data.entry(slot).value,
-                    vhash,
-                    value_bits.clone().into_boxed_slice(),
-                );
+                match self.data.cached(slot, &program.caches) {
+                    Some(e) => e.set_scan(id, &value_bits),
+                    None => self.data.add_cost(slot, 2),
+                }
             }
             for (u, b) in union.bits.iter_mut().zip(&value_bits) {
                 *u |= b;

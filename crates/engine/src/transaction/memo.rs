@@ -147,7 +147,7 @@ impl TransformMemo {
             Some(l) => l.scan,
             None => chain,
         };
-        let words = prefilter.words();
+        let words = prefilter.scan_words();
         let offset = match self.scans.get(&(slot, owner)) {
             Some(&o) => o as usize,
             None => {

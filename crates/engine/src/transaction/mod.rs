@@ -837,6 +837,10 @@ impl Transaction {
 
 impl Drop for Transaction {
     fn drop(&mut self) {
+        // The result cache's statistics: the values this transaction missed.
+        if self.program.options.value_cache && crate::value_cache::ResultCache::sampled() {
+            self.program.caches.report(self.data.misses());
+        }
         pool::give(pool::Buffers {
             data: std::mem::take(&mut self.data),
             memo: std::mem::take(&mut self.memo),

@@ -275,20 +275,22 @@ impl Transaction {
             if rule.multi_match {
                 // The operator runs on the value and after every transformation that
                 // changes it. A value on which none of them matched is cached.
-                let cache_key = match c.src {
+                let cache_slot = match c.src {
                     Src::Slot(slot) if !c.count && program.options.value_cache && rule.pure => {
-                        Some((
-                            rule.index | crate::value_cache::MULTI,
-                            self.data.value_hash(slot),
-                        ))
+                        Some(slot)
                     }
                     _ => None,
                 };
-                let raw = &self.entry_of(c, &scratch).value;
-                let cached = cache_key.and_then(|(k, h)| program.caches.results.get(k, raw, h));
+                let key = rule.index | crate::value_cache::MULTI;
+                let cached = cache_slot.and_then(|slot| {
+                    self.data
+                        .cached(slot, &program.caches)
+                        .and_then(|e| e.result(key))
+                });
                 if cached == Some(false) && !negated && !program.options.verify {
                     continue;
                 }
+                let raw = &self.entry_of(c, &scratch).value;
                 let mut any_hit = false;
                 let mut cur = raw.clone();
                 let mut values = vec![cur.clone()];
@@ -311,7 +313,7 @@ impl Transaction {
                         self.on_match(rule, name, value, hit);
                     }
                 }
-                match (cached, cache_key) {
+                match (cached, cache_slot) {
                     (Some(c), _) if program.options.verify => {
                         assert_eq!(
                             c, any_hit,
@@ -319,12 +321,10 @@ impl Transaction {
                             rule.chain_id
                         );
                     }
-                    (None, Some((k, h))) if !any_hit => {
-                        program
-                            .caches
-                            .results
-                            .put(k, &self.entry_of(c, &scratch).value, h, false);
-                    }
+                    (None, Some(slot)) => match self.data.cached(slot, &program.caches) {
+                        Some(e) => e.set_result(key, any_hit),
+                        None => self.data.add_cost(slot, 1),
+                    },
                     _ => {}
                 }
                 continue;
@@ -333,16 +333,11 @@ impl Transaction {
                 Src::Slot(slot) if !c.count => {
                     // A repeated value whose result is cached: no transformation,
                     // no operator (verification recomputes and compares).
-                    let vhash = if program.options.value_cache && rule.pure {
-                        self.data.value_hash(slot)
-                    } else {
-                        0
-                    };
-                    let cached = if program.options.value_cache && rule.pure {
-                        program
-                            .caches
-                            .results
-                            .get(rule.index, &self.data.entry(slot).value, vhash)
+                    let cache = program.options.value_cache && rule.pure;
+                    let cached = if cache {
+                        self.data
+                            .cached(slot, &program.caches)
+                            .and_then(|e| e.result(rule.index))
                     } else {
                         None
                     };
@@ -357,7 +352,7 @@ impl Transaction {
                         let bits = self
                             .memo
                             .scan(pf, &program.chains, slot, rule.transforms, base);
-                        if !crate::prefilter::has(bits, bit) {
+                        if !pf.admits(bits, bit) {
                             // No required literal occurs: the operator cannot match.
                             if program.options.verify {
                                 let v = self.memo.get(&program.chains, slot, rule.transforms, base);
@@ -400,22 +395,15 @@ impl Transaction {
                                 String::from_utf8_lossy(v)
                             );
                         }
-                    } else if program.options.value_cache && rule.pure && !(rule.capture && hit) {
-                        program.caches.results.put(
-                            rule.index,
-                            &self.data.entry(slot).value,
-                            vhash,
-                            hit,
-                        );
                     }
-                    (
-                        hit,
-                        if hit != negated {
-                            Some(v.to_vec())
-                        } else {
-                            None
-                        },
-                    )
+                    let matched = (hit != negated).then(|| v.to_vec());
+                    if cached.is_none() && cache && !(rule.capture && hit) {
+                        match self.data.cached(slot, &program.caches) {
+                            Some(e) => e.set_result(rule.index, hit),
+                            None => self.data.add_cost(slot, 1),
+                        }
+                    }
+                    (hit, matched)
                 }
                 _ => {
                     let base = &self.entry_of(c, &scratch).value;

@@ -1,25 +1,10 @@
-//! The multi-pattern prefilter: "one complex regex beats many simple rules", done by
-//! the compiler so that every rule keeps its identity.
-//!
-//! At load time, every operator that can only match when one of a few literals
-//! occurs in its input (`@rx` with required literals, `@pm`/`@pmFromFile` phrases,
-//! `@contains`, `@beginsWith`, `@endsWith`, `@streq`, `@containsWord`) gives that
-//! literal set; all sets go into one ASCII-case-insensitive Aho-Corasick automaton.
-//! At run time, a value transformed by a chain is scanned once (overlapping search,
-//! so no literal hides another) and the scan says, as a bit set over rules, which of
-//! those rules may match; the others are known not to match without running their
-//! operator. The prefilter can only say "maybe": matching case-insensitively and
-//! choosing necessary (not sufficient) literals only adds candidates, never hides a
-//! match. `Options::verify` checks this on every skipped evaluation.
-//!
-//! Required literals of a regular expression are derived from its syntax tree
+//! Required literals of a regular expression, derived from its syntax tree
 //! (`regex-syntax`, parsed with the same flags the operator compiles with): a literal
 //! must occur in every match; a concatenation requires what any one of its parts
 //! requires (the part with the longest shortest literal is chosen); an alternation
 //! requires one of its branches' literals; a repetition with a minimum of one
 //! requires its body's; anything else requires nothing.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Most literals one operator may contribute (a larger set is treated as "none").
@@ -246,97 +231,6 @@ fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
     }
 }
 
-/// The compiled prefilter of a program.
-#[derive(Debug, Clone)]
-pub struct Prefilter {
-    ac: AhoCorasick,
-    /// For each literal, the rule bits it admits.
-    literal_rules: Vec<Vec<u32>>,
-    /// Number of rule bits.
-    rules: u32,
-}
-
-impl Prefilter {
-    /// Builds the prefilter from `(rule bit, literals)` pairs; `None` when no rule
-    /// has literals.
-    pub fn build(sets: &[(u32, Vec<Vec<u8>>)]) -> Option<Prefilter> {
-        let mut literals: Vec<Vec<u8>> = Vec::new();
-        let mut index: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
-        let mut literal_rules: Vec<Vec<u32>> = Vec::new();
-        let mut rules = 0;
-        for (bit, set) in sets {
-            rules = rules.max(bit + 1);
-            for lit in set {
-                let key = lit.to_ascii_lowercase();
-                let i = *index.entry(key.clone()).or_insert_with(|| {
-                    literals.push(key);
-                    literal_rules.push(Vec::new());
-                    literals.len() - 1
-                });
-                if literal_rules[i].last() != Some(bit) {
-                    literal_rules[i].push(*bit);
-                }
-            }
-        }
-        if literals.is_empty() {
-            return None;
-        }
-        // A contiguous NFA, not a DFA: with the CRS's literals a DFA (one transition
-        // per byte) took about 80 MB per program for a scan only a few percent faster
-        // (idle RSS of a CRS proxy 149 -> 69 MB; R2 within 3%).
-        let ac = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(&literals)
-            .or_else(|_| {
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .build(&literals)
-            })
-            .ok()?;
-        Some(Prefilter {
-            ac,
-            literal_rules,
-            rules,
-        })
-    }
-
-    /// Words of a rule bit set.
-    pub fn words(&self) -> usize {
-        (self.rules as usize).div_ceil(64)
-    }
-
-    /// Scans `value` once; sets in `bits` (of [`Prefilter::words`] words, cleared
-    /// first) the rules that may match it.
-    pub fn scan(&self, value: &[u8], bits: &mut Vec<u64>) {
-        bits.clear();
-        bits.resize(self.words(), 0);
-        self.scan_into(value, bits);
-    }
-
-    /// As [`Prefilter::scan`], into `bits` of [`Prefilter::words`] zeroed words.
-    pub fn scan_into(&self, value: &[u8], bits: &mut [u64]) {
-        for m in self.ac.find_overlapping_iter(value) {
-            for &r in &self.literal_rules[m.pattern().as_usize()] {
-                bits[(r / 64) as usize] |= 1 << (r % 64);
-            }
-        }
-    }
-
-    /// Number of distinct literals.
-    pub fn literal_count(&self) -> usize {
-        self.literal_rules.len()
-    }
-}
-
-/// Whether `bit` is set.
-pub fn has(bits: &[u64], bit: u32) -> bool {
-    bits.get((bit / 64) as usize)
-        .is_some_and(|w| w & (1 << (bit % 64)) != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,18 +265,5 @@ mod tests {
         assert_eq!(lits("x*|yy"), None);
         assert_eq!(lits("(?i-u)<script"), Some(vec!["<script".into()]));
         assert_eq!(lits(".*"), None);
-    }
-
-    #[test]
-    fn scan_sets_bits_of_rules_whose_literal_occurs_overlapping() {
-        let pf = Prefilter::build(&[
-            (0, vec![b"select".to_vec()]),
-            (1, vec![b"elect".to_vec()]),
-            (2, vec![b"zz".to_vec()]),
-        ])
-        .unwrap_or_else(|| panic!("literals"));
-        let mut bits = Vec::new();
-        pf.scan(b"xSELECTx", &mut bits);
-        assert!(has(&bits, 0) && has(&bits, 1) && !has(&bits, 2));
     }
 }
