@@ -206,7 +206,7 @@ pub fn analyze(program: &Arc<Program>, requests: &[Request], top: usize) -> Anal
     let body = engine_bench::response_body(64);
     let mut blocked = 0;
     // (var, key) -> (requests, repeats, values seen)
-    let mut seen: HashMap<(Var, String), (u64, u64, HashSet<Vec<u8>>)> = HashMap::new();
+    let mut seen: Seen = HashMap::new();
     for req in requests {
         let mut tx = engine::Transaction::new(Arc::clone(program), &engine::Connection::default());
         tx.enable_profile();
@@ -298,6 +298,7 @@ pub fn analyze(program: &Arc<Program>, requests: &[Request], top: usize) -> Anal
     }
 }
 
+/// (variable, key) -> (requests with it, requests repeating an earlier value, values seen).
 type Seen = HashMap<(Var, String), (u64, u64, HashSet<Vec<u8>>)>;
 
 fn repetition_table(

@@ -74,6 +74,11 @@ pub fn analyse(program: &Program, phase: u8, exits_matter: bool) -> PhaseDeps {
         return PhaseDeps::default();
     };
     let n = steps.len();
+    // Captures are private to each chain when no rule reads another's.
+    let private_captures = !program.phases.iter().flatten().any(|s| match *s {
+        Step::Rule(idx) => footprint::of_chain(program, idx).external_capture_reads,
+        _ => false,
+    });
     let mut fixed: Vec<Option<&'static str>> = vec![None; n];
     let mut prints: Vec<Option<Footprint>> = vec![None; n];
     for (i, step) in steps.iter().enumerate() {
@@ -81,7 +86,10 @@ pub fn analyse(program: &Program, phase: u8, exits_matter: bool) -> PhaseDeps {
             Step::Marker => fixed[i] = Some("marker"),
             Step::Removed => fixed[i] = Some("removed at load time"),
             Step::Rule(idx) => {
-                let f = footprint::of_chain(program, idx);
+                let mut f = footprint::of_chain(program, idx);
+                if private_captures {
+                    f = f.without_capture_writes();
+                }
                 if let Some(why) = f.barrier {
                     fixed[i] = Some(why);
                 }

@@ -112,6 +112,9 @@ fn analyse_phase(program: &Program, p: usize) -> Option<EarlyExit> {
     for step in &steps[e_pos + 1..b_pos] {
         let Step::Rule(idx) = *step else { continue };
         let rule = &program.rules[idx as usize];
+        if statically_never_matches(rule) && rule.chain_next.is_none() {
+            continue; // folded at load time: never runs its actions
+        }
         if rule.chain_next.is_some()
             || !rule.ctls.is_empty()
             || rule.disruptive != Disruptive::Pass
@@ -123,9 +126,7 @@ fn analyse_phase(program: &Program, p: usize) -> Option<EarlyExit> {
             if sv.collection != Var::Tx {
                 continue;
             }
-            let Some(key) = sv.key_literal.as_deref() else {
-                return None;
-            };
+            let key = sv.key_literal.as_deref()?;
             if Some(key) == threshold_key.as_deref() || scores.iter().any(|s| s == key) {
                 return None;
             }
@@ -153,7 +154,7 @@ fn analyse_phase(program: &Program, p: usize) -> Option<EarlyExit> {
             }
         }
     }
-    if scores.iter().any(|s| *s == score) {
+    if scores.contains(&score) {
         return None;
     }
     let guard = Guard {

@@ -85,6 +85,23 @@ pub struct Footprint {
     pub exit: Option<Exit>,
     /// Why the rule must keep its place, when it must.
     pub barrier: Option<&'static str>,
+    /// Whether it reads a capture group (`TX:0`-`TX:9`) its own chain did not
+    /// capture (before its own match, or in a chain without `capture`).
+    pub external_capture_reads: bool,
+}
+
+impl Footprint {
+    /// Drops the writes of capture groups (when no rule of the program reads an
+    /// earlier rule's captures, they are private to each chain).
+    pub fn without_capture_writes(mut self) -> Footprint {
+        self.writes
+            .retain(|k| !(k.col == "tx" && k.name.as_deref().is_some_and(is_digit_key)));
+        self
+    }
+}
+
+fn is_digit_key(k: &str) -> bool {
+    k.len() == 1 && k.as_bytes()[0].is_ascii_digit()
 }
 
 /// The footprint of the chain starting at `idx`.
@@ -92,12 +109,14 @@ pub fn of_chain(program: &Program, idx: RuleIdx) -> Footprint {
     let mut f = Footprint::default();
     let mut link = Some(idx);
     let mut first = true;
+    let mut captured = false;
     while let Some(l) = link {
         let Some(rule) = program.rules.get(l as usize) else {
             f.barrier = Some("dangling chain link");
             return f;
         };
-        add_rule(&mut f, rule, first);
+        add_rule(&mut f, rule, first, captured);
+        captured |= rule.capture;
         first = false;
         link = rule.chain_next;
     }
@@ -110,7 +129,10 @@ pub fn of_chain(program: &Program, idx: RuleIdx) -> Footprint {
     f
 }
 
-fn add_rule(f: &mut Footprint, rule: &Rule, starter: bool) {
+/// `captured`: an earlier link of the chain captures (its groups are the ones a
+/// read of `TX:0-9` sees); after this rule's own match its captures count too.
+fn add_rule(f: &mut Footprint, rule: &Rule, starter: bool, captured: bool) {
+    let after = captured || rule.capture;
     if !rule.ctls.is_empty() {
         f.barrier = Some("ctl action");
     }
@@ -127,19 +149,19 @@ fn add_rule(f: &mut Footprint, rule: &Rule, starter: bool) {
         f.barrier = Some("skip/skipAfter");
     }
     for t in &rule.targets {
-        read_var(f, t.var, &t.sel, starter);
+        read_var(f, t.var, &t.sel, starter, captured);
     }
     for e in &rule.exclusions {
-        read_var(f, e.var, &e.sel, starter);
+        read_var(f, e.var, &e.sel, starter, captured);
     }
     if let CompiledOp::Dynamic(m) = &rule.operator.op {
-        read_macro(f, m, starter);
+        read_macro(f, m, !starter, captured);
     }
     for m in [&rule.meta.msg, &rule.meta.logdata].into_iter().flatten() {
-        read_macro(f, m, true);
+        read_macro(f, m, true, after);
     }
     if let Disruptive::Redirect(m) = &rule.disruptive {
-        read_macro(f, m, true);
+        read_macro(f, m, true, after);
     }
     if rule.capture {
         for d in 0..10 {
@@ -151,8 +173,8 @@ fn add_rule(f: &mut Footprint, rule: &Rule, starter: bool) {
         f.adds.push(Key::member("state", "highest_severity"));
     }
     for sv in &rule.setvars {
-        read_macro(f, &sv.key, true);
-        read_macro(f, &sv.value, true);
+        read_macro(f, &sv.key, true, after);
+        read_macro(f, &sv.value, true, after);
         let col = sv.collection.name().to_ascii_lowercase();
         let key = match &sv.key_literal {
             Some(k) => Key::member(&col, k),
@@ -172,16 +194,16 @@ fn add_rule(f: &mut Footprint, rule: &Rule, starter: bool) {
         }
     }
     for (k, v) in &rule.setenvs {
-        read_macro(f, k, true);
-        read_macro(f, v, true);
+        read_macro(f, k, true, after);
+        read_macro(f, v, true, after);
         f.writes.push(match k.literal() {
             Some(l) => Key::member("env", &String::from_utf8_lossy(l)),
             None => Key::any("env"),
         });
     }
     for (var, key, secs) in &rule.expirevars {
-        read_macro(f, key, true);
-        read_macro(f, secs, true);
+        read_macro(f, key, true, after);
+        read_macro(f, secs, true, after);
         f.writes.push(Key::any(&var.name().to_ascii_lowercase()));
     }
     if rule.id != 0 {
@@ -224,21 +246,30 @@ fn non_negative_value(v: &MacroString) -> bool {
     }
 }
 
-fn read_var(f: &mut Footprint, var: Var, sel: &KeySel, starter: bool) {
-    match var {
-        Var::MatchedVar | Var::MatchedVars | Var::MatchedVarName | Var::MatchedVarsNames => {
-            // A chain link reads its own chain's matches; a starter reads the
-            // previous rule's, which any reordering changes.
-            if starter {
-                f.barrier = Some("reads MATCHED_VAR(S) of an earlier rule");
+fn read_var(f: &mut Footprint, var: Var, sel: &KeySel, starter: bool, captured: bool) {
+    if var == Var::Tx {
+        let digits = match sel {
+            KeySel::Key(k) => is_digit_key(k),
+            KeySel::Regex(_) => (0..10).any(|d: u8| sel.selects(&[b'0' + d])),
+            _ => true,
+        };
+        if digits && captured {
+            if let KeySel::Key(_) = sel {
+                return; // the chain's own capture
             }
+        }
+        f.external_capture_reads |= digits;
+    }
+    match var {
+        // A chain link reads its own chain's matches; a starter reads the previous
+        // rule's, which any reordering changes.
+        Var::MatchedVar | Var::MatchedVars | Var::MatchedVarName | Var::MatchedVarsNames
+            if starter =>
+        {
+            f.barrier = Some("reads MATCHED_VAR(S) of an earlier rule");
         }
         Var::HighestSeverity => f.reads.push(Key::member("state", "highest_severity")),
-        Var::MscPcreLimitsExceeded | Var::Duration | Var::Rule => {
-            if var != Var::Rule {
-                f.barrier = Some("reads engine state");
-            }
-        }
+        Var::MscPcreLimitsExceeded | Var::Duration => f.barrier = Some("reads engine state"),
         Var::Env => f.reads.push(key_of("env", sel)),
         v if v.is_store() => f.reads.push(key_of(&v.name().to_ascii_lowercase(), sel)),
         _ => {}
@@ -252,9 +283,23 @@ fn key_of(col: &str, sel: &KeySel) -> Key {
     }
 }
 
-fn read_macro(f: &mut Footprint, m: &MacroString, own: bool) {
+/// `own`: expanded after the rule's own match (its MATCHED_VAR); `captured`: the
+/// chain's captures are its own by then.
+fn read_macro(f: &mut Footprint, m: &MacroString, own: bool, captured: bool) {
     for p in m.parts() {
         if let Part::Var { var, key } = p {
+            if *var == Var::Tx {
+                match key {
+                    Some(k) if is_digit_key(k) => {
+                        if captured {
+                            continue; // the chain's own capture
+                        }
+                        f.external_capture_reads = true;
+                    }
+                    None => f.external_capture_reads = true,
+                    _ => {}
+                }
+            }
             match (var, key) {
                 (
                     Var::MatchedVar
@@ -262,10 +307,8 @@ fn read_macro(f: &mut Footprint, m: &MacroString, own: bool) {
                     | Var::MatchedVarName
                     | Var::MatchedVarsNames,
                     _,
-                ) => {
-                    if !own {
-                        f.barrier = Some("reads MATCHED_VAR(S) of an earlier rule");
-                    }
+                ) if !own => {
+                    f.barrier = Some("reads MATCHED_VAR(S) of an earlier rule");
                 }
                 (Var::HighestSeverity, _) => f.reads.push(Key::member("state", "highest_severity")),
                 (Var::Env, Some(k)) => f.reads.push(Key::member("env", k)),
