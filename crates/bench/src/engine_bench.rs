@@ -137,6 +137,18 @@ pub fn run_one_profiled(
     blocked
 }
 
+/// Learns a rule order from one profiled pass over `corpus` (the RuleCache
+/// analyzer's time window, offline): every request is profiled and
+/// [`engine::ordering::plan`] orders each segment by the measured statistics.
+pub fn learn_order(program: &Arc<Program>, corpus: &[Request]) -> engine::ordering::OrderPlan {
+    let mut profile = Profile::new(program.rules.len());
+    for r in corpus {
+        let body = response_body(r.resp_len);
+        run_one_profiled(program, r, &body, Some(&mut profile));
+    }
+    engine::ordering::plan(program, &profile)
+}
+
 /// A response body of `n` bytes of plain HTML.
 pub fn response_body(n: usize) -> Vec<u8> {
     let unit = b"<p>Palisade benchmark response body.</p>\n";

@@ -10,6 +10,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod analyze;
 pub mod batch;
 pub mod compare;
 pub mod corpus;

@@ -359,6 +359,9 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
     }
+    if options.early_exit {
+        program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
+    }
     Ok(program)
 }
 

@@ -21,6 +21,7 @@ mod compile;
 pub mod config;
 pub mod macros;
 pub mod operator;
+pub mod ordering;
 pub mod plan;
 pub mod prefilter;
 #[cfg(test)]

@@ -49,6 +49,13 @@ pub struct Options {
     /// computed once per transaction, whatever number of rules use it (see
     /// [`crate::transaction::memo`]). Off: every rule transforms its values itself.
     pub memo: bool,
+    /// Rule ordering: a learned order of independent rules may be applied (see
+    /// [`crate::ordering`]); without a plan nothing moves.
+    pub order: bool,
+    /// Early exit in anomaly-scoring mode: a phase's detection rules stop once the
+    /// score reaches the blocking threshold (opt-in: the matched rules after that
+    /// point are not reported; `all` does not turn it on).
+    pub early_exit: bool,
     /// Check every optimisation against plain evaluation: every evaluation the
     /// prefilter skips and every folded rule is evaluated anyway, and a difference
     /// panics. For tests and `--verify` runs only.
@@ -62,6 +69,8 @@ impl Default for Options {
             prune: true,
             value_cache: true,
             memo: true,
+            order: true,
+            early_exit: false,
             verify: false,
         }
     }
@@ -69,10 +78,18 @@ impl Default for Options {
 
 impl Options {
     /// Names accepted by [`Options::parse`].
-    pub const NAMES: [&'static str; 4] = ["prune", "memo", "prefilter", "value_cache"];
+    pub const NAMES: [&'static str; 6] = [
+        "prune",
+        "memo",
+        "prefilter",
+        "value_cache",
+        "order",
+        "early_exit",
+    ];
 
     /// Parses a comma-separated list of optimisations to turn on (`all`, `none`, or
-    /// names from [`Options::NAMES`]; `cache` is short for `value_cache`).
+    /// names from [`Options::NAMES`]; `cache` is short for `value_cache`). `all`
+    /// turns on everything but `early_exit`, which changes the reported matches.
     pub fn parse(list: &str) -> Result<Options, String> {
         let mut o = Options::none();
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -87,6 +104,8 @@ impl Options {
                 "prune" => o.prune = true,
                 "value_cache" | "cache" => o.value_cache = true,
                 "memo" => o.memo = true,
+                "order" => o.order = true,
+                "early_exit" => o.early_exit = true,
                 other => {
                     return Err(format!(
                         "unknown optimisation `{other}` (expected all, none or {})",
@@ -105,6 +124,8 @@ impl Options {
             prune: false,
             value_cache: false,
             memo: false,
+            order: false,
+            early_exit: false,
             verify: false,
         }
     }
@@ -134,6 +155,8 @@ pub struct Program {
     /// The Rule Result Cache: results of repeated values (used when
     /// `options.value_cache`).
     pub caches: Arc<crate::value_cache::ResultCache>,
+    /// Rule ordering and early exit at run time (see [`crate::ordering`]).
+    pub ordering: crate::ordering::Runtime,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -162,6 +185,7 @@ impl Program {
             options,
             relevant_status: None,
             caches,
+            ordering: crate::ordering::Runtime::default(),
         }
     }
 
@@ -238,6 +262,18 @@ impl Program {
         crate::compile::compile(&loaded, options).map(Arc::new)
     }
 
+    /// Applies a rule order (see [`crate::ordering::apply`]) to a program no other
+    /// owner shares yet (as returned by the `from_*` constructors).
+    pub fn reordered(
+        program: Arc<Program>,
+        plan: &crate::ordering::OrderPlan,
+    ) -> Result<(Arc<Program>, usize), String> {
+        let mut p = Arc::try_unwrap(program)
+            .map_err(|_| "the program is shared: reorder it before handing it out".to_string())?;
+        let moved = crate::ordering::apply(&mut p, plan).map_err(|e| e.to_string())?;
+        Ok((Arc::new(p), moved))
+    }
+
     /// The number of rules (chain starters) in all phases.
     pub fn rule_count(&self) -> usize {
         self.phases
@@ -258,5 +294,9 @@ mod options_tests {
         let p = Options::parse("prefilter,cache").unwrap_or_else(|e| panic!("{e}"));
         assert!(p.prefilter && p.value_cache && !p.prune && !p.verify);
         assert!(Options::parse("turbo").is_err());
+        let all = Options::parse("all").unwrap_or_else(|e| panic!("{e}"));
+        assert!(all.order && !all.early_exit);
+        let e = Options::parse("all,early_exit").unwrap_or_else(|e| panic!("{e}"));
+        assert!(e.order && e.early_exit);
     }
 }

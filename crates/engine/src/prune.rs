@@ -165,7 +165,7 @@ impl<'p> Facts<'p> {
 }
 
 /// Whether a `ctl` removes rules (`Some(false)`) or targets (`Some(true)`).
-fn removal(ctl: &CtlAction) -> Option<bool> {
+pub(crate) fn removal(ctl: &CtlAction) -> Option<bool> {
     match ctl {
         CtlAction::RemoveById(_) | CtlAction::RemoveByTag(_) | CtlAction::RemoveByMsg(_) => {
             Some(false)
@@ -186,7 +186,7 @@ fn literal_prefix(m: &MacroString) -> String {
 }
 
 /// Whether a run-time `ctl` may remove `rule` or some of its targets.
-fn may_modify(ctl: &CtlAction, rule: &Rule) -> bool {
+pub(crate) fn may_modify(ctl: &CtlAction, rule: &Rule) -> bool {
     let by_tag =
         |re: &regex::bytes::Regex| rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes()));
     let by_msg = |re: &regex::bytes::Regex| match &rule.meta.msg {

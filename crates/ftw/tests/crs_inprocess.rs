@@ -128,3 +128,74 @@ fn crs_suite_results_are_identical_with_and_without_optimisations() {
         differences.join("\n")
     );
 }
+
+/// Early exit (opt-in) on the CRS: the compiler finds the blocking evaluation of
+/// phase 2, and every stage of the suite, run with the engine On (the suite's own
+/// configuration is DetectionOnly, where nothing exits), gets the same status as
+/// without it (every stage that blocks still blocks with its status); the
+/// rules it reports are a subset of the full evaluation's (exactly what early exit
+/// allows: the detection rules after the threshold was reached are skipped).
+#[test]
+fn crs_suite_decisions_are_identical_with_early_exit() {
+    let crs = shared();
+    let text = ftw::crs_config::test_config(&crs)
+        .unwrap()
+        .replace("ctl:ruleEngine=DetectionOnly", "ctl:ruleEngine=On");
+    let full = engine::Program::from_str_with("crs-test.conf", &text, &engine::Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let options = engine::Options::parse("all,early_exit").unwrap_or_else(|e| panic!("{e}"));
+    let early = engine::Program::from_str_with("crs-test.conf", &text, &options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let exit = early.ordering.early_exit[1]
+        .as_ref()
+        .unwrap_or_else(|| panic!("no early exit in phase 2"));
+    assert!(exit.target - exit.from > 100, "region {exit:?}");
+    let suite = load_suite(&crs.join("tests/regression/tests")).unwrap();
+    let a = run_suite(
+        &suite,
+        &Filter::default(),
+        &mut EngineTarget::new(full),
+        &mut |_| {},
+    );
+    let b = run_suite(
+        &suite,
+        &Filter::default(),
+        &mut EngineTarget::new(early),
+        &mut |_| {},
+    );
+    assert_eq!(a.len(), b.len());
+    let mut differences = Vec::new();
+    let mut fewer = 0;
+    let mut blocked = 0;
+    for (x, y) in a.iter().zip(&b) {
+        for (sx, sy) in x.stages.iter().zip(&y.stages) {
+            let (Some(ox), Some(oy)) = (sx.outcome.as_ref(), sy.outcome.as_ref()) else {
+                if sx.outcome.is_some() != sy.outcome.is_some() {
+                    differences.push(format!("{} stage {}: outcome presence", x.id, sx.index));
+                }
+                continue;
+            };
+            if ox.status != oy.status || !oy.matched_ids.iter().all(|i| ox.matched_ids.contains(i))
+            {
+                differences.push(format!(
+                    "{} stage {}: {:?} {:?} vs {:?} {:?}",
+                    x.id, sx.index, ox.status, ox.matched_ids, oy.status, oy.matched_ids
+                ));
+            }
+            fewer += usize::from(oy.matched_ids.len() < ox.matched_ids.len());
+            blocked += usize::from(ox.status == Some(403));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} differences:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+    assert!(blocked > 1000, "only {blocked} stages blocked");
+    assert!(
+        fewer > 100,
+        "early exit skipped matches in only {fewer} stages"
+    );
+    eprintln!("{blocked} stages blocked, {fewer} with fewer matched rules under early exit");
+}

@@ -61,6 +61,12 @@ enum Command {
     /// Benchmarks (engine in-process).
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
+    /// Analyse traffic offline: per-rule cost and hit tables, the proposed rule
+    /// order and its expected gain, and the values that repeat.
+    ///
+    /// Replays a corpus or a JSON audit log (requests rebuilt from each record)
+    /// through the engine with every request profiled.
+    Analyze(cmd::analyze::Args),
     /// Request corpora modelled on real web traffic (generate, stats, raw).
     #[command(subcommand)]
     Traffic(cmd::traffic::TrafficCommand),
@@ -77,6 +83,7 @@ fn main() -> ExitCode {
         Command::Reload(args) => cmd::reload::run(&args),
         Command::Bench(cmd) => cmd::bench::run(&cmd),
         Command::Traffic(cmd) => cmd::traffic::run(&cmd),
+        Command::Analyze(args) => cmd::analyze::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -60,7 +60,7 @@ mod ip_match_from_file;
 mod le;
 mod lt;
 mod no_match;
-mod number;
+pub(crate) mod number;
 pub(crate) mod pcre;
 mod pm;
 mod pm_from_file;

@@ -10,6 +10,7 @@
 //! once, values transformed at most once per chain (see [`memo`]).
 
 pub mod data;
+mod early_exit;
 mod geo;
 mod groups;
 pub mod memo;

@@ -42,7 +42,16 @@ impl Transaction {
     }
 
     fn run_steps(&mut self, program: &crate::Program, phase: u8) {
+        let from = self.matched.len();
+        self.run_steps_in_order(program, phase);
+        if program.ordering.reordered[(phase - 1) as usize] {
+            self.restore_match_order(program, from);
+        }
+    }
+
+    fn run_steps_in_order(&mut self, program: &crate::Program, phase: u8) {
         let steps = &program.phases[(phase - 1) as usize];
+        let early_exit = program.ordering.early_exit[(phase - 1) as usize].as_ref();
         let mut i = 0;
         let mut skip = 0u32;
         while i < steps.len() {
@@ -98,6 +107,15 @@ impl Transaction {
                     Allowed::Request if phase <= 2 => return,
                     _ => {}
                 }
+                if let Some(exit) = early_exit {
+                    if (exit.from..exit.target).contains(&i)
+                        && self.early_exit_reached(program, exit)
+                    {
+                        i = exit.target;
+                        skip = 0;
+                        continue;
+                    }
+                }
                 if let Some(target) = rule.skip_after {
                     i = target;
                     continue;
@@ -108,7 +126,7 @@ impl Transaction {
         }
     }
 
-    fn rule_removed(&self, rule: &Rule) -> bool {
+    pub(super) fn rule_removed(&self, rule: &Rule) -> bool {
         let id = rule.id;
         if self.state.removed_ids.iter().any(|r| r.contains(id)) {
             return true;
@@ -458,7 +476,7 @@ impl Transaction {
         self.run_setvars(rule);
     }
 
-    fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
+    pub(super) fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
         if rule.exclusions.iter().any(|e| e.excludes(var, key)) {
             return true;
         }

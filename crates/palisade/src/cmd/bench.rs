@@ -70,7 +70,10 @@ pub struct EngineArgs {
     /// request is replayed alone) instead of interleaving the corpus.
     #[arg(long)]
     pub separate: bool,
-    /// Optimisations on (comma-separated): all, none, prune, memo, prefilter, cache.
+    /// Optimisations on (comma-separated): all, none, prune, memo, prefilter,
+    /// cache, order (learned from one profiled pass over the corpus), early_exit
+    /// (opt-in: anomaly mode stops a phase once the threshold is reached; not in
+    /// `all`).
     #[arg(long, default_value = "all")]
     pub optimizations: String,
     /// Check every optimisation against plain evaluation while running (slow; a
@@ -99,14 +102,32 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
     let corpus = bench::corpus::load(&args.corpus)?;
     let mut options = engine::Options::parse(&args.optimizations).map_err(anyhow::Error::msg)?;
     options.verify = args.verify;
-    let program = if args.rules.is_empty() {
-        let text = ftw::crs_config::crs_config(&args.crs, args.paranoia, false)
-            .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
-        engine::Program::from_str_with("crs.conf", &text, &options)
-    } else {
-        engine::Program::from_paths_with(&args.rules, &options)
+    let compile = || -> Result<Arc<engine::Program>> {
+        if args.rules.is_empty() {
+            let text = ftw::crs_config::crs_config(&args.crs, args.paranoia, false)
+                .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
+            engine::Program::from_str_with("crs.conf", &text, &options)
+        } else {
+            engine::Program::from_paths_with(&args.rules, &options)
+        }
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let mut program = compile()?;
+    if options.order {
+        // Learn the order from one profiled pass over the corpus, then apply it to
+        // a fresh compile (value caches empty, as for the other runs).
+        let plan = bench::engine_bench::learn_order(&program, &corpus);
+        let (ordered, moved) =
+            engine::Program::reordered(compile()?, &plan).map_err(anyhow::Error::msg)?;
+        if !args.json {
+            eprintln!(
+                "order: {moved} rule(s) moved in {} segment(s), expected gain {:.0} ns per request",
+                plan.segments.len(),
+                plan.expected_gain()
+            );
+        }
+        program = ordered;
     }
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let threads = args.threads.max(1);
     let start = std::time::Instant::now();
     let reports: Vec<bench::engine_bench::Report> = std::thread::scope(|s| {
