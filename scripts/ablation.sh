@@ -8,14 +8,18 @@
 # Usage: scripts/ablation.sh [OUT_DIR] ; COUNT (requests per corpus, default 3000)
 # and ITERATIONS (timed passes per run after one warm-up pass, default 3) can be
 # set in the environment. Corpora go to a temporary directory, removed at the end.
+# PALISADE_BIN=PATH uses that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/perf/ablation}
 count=${COUNT:-3000}
 iterations=${ITERATIONS:-3}
 crs=../shared/crs
-cargo build --release --bin palisade >&2
-bin=${CARGO_TARGET_DIR:-target}/release/palisade
+bin=${PALISADE_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --bin palisade >&2
+  bin=${CARGO_TARGET_DIR:-target}/release/palisade
+fi
 tmp=$(mktemp -d /tmp/palisade-ablation.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 gen() { "$bin" traffic generate --count "$count" --attack-ratio "$2" --distribution real \

@@ -9,14 +9,18 @@
 # Usage: scripts/verify-equivalence.sh [OPTIMIZATIONS] [PARANOIA]
 #   (default: all 1). Corpora and logs go to $VERIFY_DIR (default
 #   /tmp/palisade-verify), never into the repository. Exits 1 on any difference.
+# PALISADE_BIN=PATH uses that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 opts=${1:-all}
 pl=${2:-1}
 dir=${VERIFY_DIR:-/tmp/palisade-verify}
 crs=../shared/crs
-cargo build --release --bin palisade >&2
-bin=${CARGO_TARGET_DIR:-target}/release/palisade
+bin=${PALISADE_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --bin palisade >&2
+  bin=${CARGO_TARGET_DIR:-target}/release/palisade
+fi
 mkdir -p "$dir"
 # name count attack-ratio distribution seed
 corpora=(
