@@ -136,3 +136,61 @@ fn a_changed_score_is_reported_as_an_anomaly_score_difference() {
         .unwrap();
     assert!(d.detail.contains("anomaly_score"), "{}", d.detail);
 }
+
+/// Every stage of the CRS regression suite that is representable as a corpus line
+/// (built from parts, UTF-8), headers and body as the suite sends them.
+fn crs_suite_requests() -> Vec<Request> {
+    let suite = ftw::load_suite(&crs().join("tests/regression/tests")).unwrap();
+    let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
+    let mut out = Vec::new();
+    for (_, case) in suite.cases() {
+        for stage in &case.stages {
+            let Ok(raw) = ftw::build_request(&stage.input) else {
+                continue;
+            };
+            let Ok(p) = raw.parsed.as_ref() else {
+                continue;
+            };
+            if raw.kind != ftw::RequestKind::Built {
+                continue;
+            }
+            let headers: Option<Vec<(String, String)>> = p
+                .headers
+                .iter()
+                .map(|h| Some((text(&h.name)?, text(&h.value)?)))
+                .collect();
+            let (Some(method), Some(target), Some(version), Some(body), Some(headers)) = (
+                text(&p.method),
+                text(&p.uri),
+                text(&p.version),
+                text(&p.body),
+                headers,
+            ) else {
+                continue;
+            };
+            out.push(Request {
+                name: case.id.to_string(),
+                method,
+                target,
+                version,
+                headers,
+                body,
+                resp_len: 64,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn crs_suite_requests_give_the_plain_results_with_all_optimisations() {
+    let corpus = crs_suite_requests();
+    assert!(corpus.len() > 4500, "only {} requests", corpus.len());
+    // The suite's configuration: every paranoia level, rules the tests expect.
+    let text = ftw::crs_config::test_config(&crs()).unwrap();
+    let plain = compile(&text, &Options::none());
+    let optimised = compile(&text, &Options::default());
+    let report = verify(&optimised, &plain, &corpus, &VerifyConfig::default());
+    assert!(report.ok(), "{}", report.render());
+    assert!(report.reference_blocked > 2000, "{}", report.render());
+}
