@@ -1,6 +1,6 @@
 //! The equivalence check: all optimisations against none on generated corpora with
-//! CRS PL1 (no difference), and the check's power to see a difference (a program
-//! with one rule removed).
+//! CRS PL1 and on the requests of the CRS regression suite (no difference), and the
+//! check's power to see a difference (a rule removed, a score changed).
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -192,5 +192,7 @@ fn crs_suite_requests_give_the_plain_results_with_all_optimisations() {
     let optimised = compile(&text, &Options::default());
     let report = verify(&optimised, &plain, &corpus, &VerifyConfig::default());
     assert!(report.ok(), "{}", report.render());
-    assert!(report.reference_blocked > 2000, "{}", report.render());
+    // The suite's configuration only logs (the tests check rule ids), so nothing is
+    // blocked, but most requests match rules.
+    assert!(report.reference_matched > 4000, "{}", report.render());
 }

@@ -267,7 +267,7 @@ fn bench_engine_verify_compares_optimised_and_plain_runs() {
     assert!(out.status.success(), "{text}");
     assert!(
         text.contains(
-            "checked 6 evaluations (3 requests x 2 passes), reference blocked 2 per pass"
+            "checked 6 evaluations (3 requests x 2 passes), reference blocked 2 and matched rules on 2 per pass"
         ),
         "{text}"
     );

@@ -107,6 +107,8 @@ pub struct VerifyReport {
     pub requests_checked: u64,
     /// Requests the reference blocked.
     pub reference_blocked: u64,
+    /// Requests on which the reference matched (and logged) at least one rule.
+    pub reference_matched: u64,
     /// Evaluations with at least one difference.
     pub differences: u64,
     /// Evaluations with a difference, per pass.
@@ -165,8 +167,12 @@ impl VerifyReport {
         }
         let _ = writeln!(
             s,
-            "checked {} evaluations ({} requests x {} passes), reference blocked {} per pass",
-            self.requests_checked, self.corpus_requests, self.passes, self.reference_blocked
+            "checked {} evaluations ({} requests x {} passes), reference blocked {} and matched rules on {} per pass",
+            self.requests_checked,
+            self.corpus_requests,
+            self.passes,
+            self.reference_blocked,
+            self.reference_matched
         );
         if self.ok() {
             let _ = writeln!(s, "no differences");
@@ -233,6 +239,7 @@ pub fn verify_with_progress(
                 let want = Outcome::observe(reference, req, &body);
                 digests.push(want.digest());
                 report.reference_blocked += u64::from(want.decision.is_some());
+                report.reference_matched += u64::from(!want.matched.is_empty());
                 Some(want)
             } else if digests[index] != got.digest() {
                 Some(Outcome::observe(reference, req, &body))
