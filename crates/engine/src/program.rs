@@ -45,6 +45,10 @@ pub struct Options {
     /// The value cache: prefilter scans and pure operator results of repeated
     /// values, kept across transactions (see [`crate::value_cache`]).
     pub value_cache: bool,
+    /// The transformation memo: a value's transformation chain (and its prefixes)
+    /// computed once per transaction, whatever number of rules use it (see
+    /// [`crate::transaction::memo`]). Off: every rule transforms its values itself.
+    pub memo: bool,
     /// Check every optimisation against plain evaluation: every evaluation the
     /// prefilter skips and every folded rule is evaluated anyway, and a difference
     /// panics. For tests and `--verify` runs only.
@@ -57,6 +61,7 @@ impl Default for Options {
             prefilter: true,
             prune: true,
             value_cache: true,
+            memo: true,
             verify: false,
         }
     }
@@ -64,7 +69,7 @@ impl Default for Options {
 
 impl Options {
     /// Names accepted by [`Options::parse`].
-    pub const NAMES: [&'static str; 3] = ["prefilter", "prune", "value_cache"];
+    pub const NAMES: [&'static str; 4] = ["prune", "memo", "prefilter", "value_cache"];
 
     /// Parses a comma-separated list of optimisations to turn on (`all`, `none`, or
     /// names from [`Options::NAMES`]; `cache` is short for `value_cache`).
@@ -81,6 +86,7 @@ impl Options {
                 "prefilter" => o.prefilter = true,
                 "prune" => o.prune = true,
                 "value_cache" | "cache" => o.value_cache = true,
+                "memo" => o.memo = true,
                 other => {
                     return Err(format!(
                         "unknown optimisation `{other}` (expected all, none or {})",
@@ -98,6 +104,7 @@ impl Options {
             prefilter: false,
             prune: false,
             value_cache: false,
+            memo: false,
             verify: false,
         }
     }

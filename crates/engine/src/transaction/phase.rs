@@ -177,6 +177,10 @@ impl Transaction {
             }
             return !sr.matches.is_empty();
         }
+        if !program.options.memo {
+            // No memo: nothing transformed for an earlier rule is reused.
+            self.memo.clear();
+        }
         if let (Some(bit), Some(group), Some(pf)) =
             (rule.prefilter, rule.prefilter_group, &program.prefilter)
         {

@@ -106,7 +106,7 @@ pub struct EngineArgs {
     /// request is replayed alone) instead of interleaving the corpus.
     #[arg(long)]
     pub separate: bool,
-    /// Optimisations on (comma-separated): all, none, prefilter, prune, cache.
+    /// Optimisations on (comma-separated): all, none, prune, memo, prefilter, cache.
     #[arg(long, default_value = "all")]
     pub optimizations: String,
     /// Instead of timing: the equivalence check. Evaluates the corpus with the
