@@ -109,32 +109,43 @@ pub fn run_one_profiled(
     if profile.is_some() {
         tx.enable_profile();
     }
+    let blocked = drive(&mut tx, req, response_body).is_some();
+    if let (Some(acc), Some(p)) = (profile, tx.profile()) {
+        acc.merge(p);
+    }
+    blocked
+}
+
+/// Runs `req` through every phase of `tx`, answering with a 200 text/html response
+/// of `response_body`; returns the phase (1-4) whose processing ended with an
+/// intervention, if any. Phase 5 (logging) always runs.
+pub fn drive(tx: &mut Transaction, req: &Request, response_body: &[u8]) -> Option<u8> {
     tx.process_uri(&req.target, &req.method, &req.version);
     for (k, v) in &req.headers {
         tx.add_request_header(k.as_bytes(), v.as_bytes());
     }
-    let mut blocked = tx.process_request_headers().is_some();
-    if !blocked {
+    let mut decided = tx.process_request_headers().is_some().then_some(1);
+    if decided.is_none() {
         tx.append_request_body(req.body.as_bytes());
-        blocked = tx.process_request_body().is_some();
+        decided = tx.process_request_body().is_some().then_some(2);
     }
-    if !blocked {
+    if decided.is_none() {
         tx.add_response_header(b"Content-Type", b"text/html; charset=utf-8");
         tx.add_response_header(
             b"Content-Length",
             response_body.len().to_string().as_bytes(),
         );
-        blocked = tx.process_response_headers(200, "HTTP/1.1").is_some();
-        if !blocked {
+        decided = tx
+            .process_response_headers(200, "HTTP/1.1")
+            .is_some()
+            .then_some(3);
+        if decided.is_none() {
             tx.append_response_body(response_body);
-            blocked = tx.process_response_body().is_some();
+            decided = tx.process_response_body().is_some().then_some(4);
         }
     }
     tx.process_logging();
-    if let (Some(acc), Some(p)) = (profile, tx.profile()) {
-        acc.merge(p);
-    }
-    blocked
+    decided
 }
 
 /// Learns a rule order from one profiled pass over `corpus` (the RuleCache

@@ -232,3 +232,99 @@ fn ftw_runs_selected_cases_in_process() {
     assert_eq!(counts[1], 0, "{last}");
     assert_eq!(counts[0] + counts[2], 5003, "{last}");
 }
+
+/// A three-request JSON Lines corpus (one blocked by the rules of [`RULES`]).
+fn small_corpus(dir: &std::path::Path) -> PathBuf {
+    let corpus = dir.join("c.jsonl");
+    std::fs::write(
+        &corpus,
+        "{\"name\":\"a\",\"method\":\"GET\",\"target\":\"/?q=hello\",\"headers\":[[\"Host\",\"x\"]]}\n\
+         {\"name\":\"b\",\"method\":\"GET\",\"target\":\"/?q=evil\",\"headers\":[[\"Host\",\"x\"]]}\n\
+         {\"name\":\"c\",\"method\":\"POST\",\"target\":\"/f\",\"headers\":[[\"Host\",\"x\"],[\"Content-Type\",\"application/x-www-form-urlencoded\"]],\"body\":\"a=1&b=evil\"}\n",
+    )
+    .unwrap();
+    corpus
+}
+
+const RULES: &str = "SecRuleEngine On\nSecRequestBodyAccess On\n\
+    SecRule ARGS \"@rx evil\" \"id:10,phase:2,deny,status:403,log,msg:'evil'\"\n";
+
+#[test]
+fn bench_engine_verify_compares_optimised_and_plain_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = small_corpus(dir.path());
+    let rules = dir.path().join("r.conf");
+    std::fs::write(&rules, RULES).unwrap();
+    let out = palisade()
+        .args(["bench", "engine", "--verify", "--optimizations", "all"])
+        .arg("--rules")
+        .arg(&rules)
+        .arg("--corpus")
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "checked 6 evaluations (3 requests x 2 passes), reference blocked 2 and matched rules on 2 per pass"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("no differences"), "{text}");
+    // The inline mode is still there, as a timed run.
+    let out = palisade()
+        .args(["bench", "engine", "--verify-inline", "--iterations", "1"])
+        .arg("--rules")
+        .arg(&rules)
+        .arg("--corpus")
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("(verified inline)"), "{text}");
+    // Unknown optimisations are refused.
+    let out = palisade()
+        .args(["bench", "engine", "--verify", "--optimizations", "nonsense"])
+        .arg("--rules")
+        .arg(&rules)
+        .arg("--corpus")
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown optimisation `nonsense`"));
+}
+
+#[test]
+fn bench_ablation_runs_each_accepted_step_and_lists_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = small_corpus(dir.path());
+    let out_dir = dir.path().join("out");
+    let out = palisade()
+        .args(["bench", "ablation", "--paranoia", "1", "--iterations", "1"])
+        .arg("--crs")
+        .arg(shared().join("crs"))
+        .arg("--corpus")
+        .arg(format!("small={}", corpus.display()))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(report.contains("| baseline | `none` |"), "{report}");
+    assert!(report.contains("| all | `all` |"), "{report}");
+    assert!(report.contains("| +prefilter | `"), "{report}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 7);
+    // Every step either measured the 3 requests or says why it was skipped.
+    for r in runs {
+        assert!(r["requests"] == 3 || r["skipped"].is_string(), "{r}\n{err}");
+    }
+}

@@ -238,7 +238,7 @@ where
     root.present().map_err(err)
 }
 
-fn bars<DB: DrawingBackend>(
+pub(crate) fn bars<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     y_desc: &str,
@@ -321,7 +321,7 @@ fn throughput_bars(c: &Comparison) -> Vec<(String, f64, usize)> {
         .collect()
 }
 
-fn draw_both(
+pub(crate) fn draw_both(
     dir: &Path,
     stem: &str,
     f: &dyn Fn(DrawingArea<SVGBackend, Shift>) -> Res,

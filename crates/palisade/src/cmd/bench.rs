@@ -40,6 +40,42 @@ pub enum BenchCommand {
     /// the target's processes) sampled from /proc. Writes report.md, results.json and
     /// PNG/SVG plots to --out. Targets that are not installed are reported as skipped.
     Compare(Box<CompareArgs>),
+    /// The ablation: `palisade bench engine --json` per paranoia level, corpus and
+    /// cumulative step (baseline; +prune; +memo; +prefilter; +cache; +order; all),
+    /// each in its own process. Steps `--optimizations` does not accept are skipped
+    /// and listed. Writes report.md (mean and p50 µs per request, speedup over the
+    /// baseline), results.json and PNG/SVG bar charts to --out.
+    Ablation(AblationArgs),
+}
+
+/// Arguments of `palisade bench ablation`.
+#[derive(clap::Args)]
+pub struct AblationArgs {
+    /// Corpora as NAME=FILE (repeatable), e.g. benign=/tmp/benign.jsonl.
+    #[arg(long = "corpus", value_name = "NAME=FILE")]
+    pub corpora: Vec<String>,
+    /// Paranoia levels.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub paranoia: Vec<u8>,
+    /// The CRS directory.
+    #[arg(long, default_value = "../shared/crs")]
+    pub crs: PathBuf,
+    /// Passes over each corpus per run (after one warm-up pass).
+    #[arg(long, default_value_t = 3)]
+    pub iterations: usize,
+    /// Pin every run to these CPUs (e.g. 0).
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Output directory (report.md, results.json, plots).
+    #[arg(long, default_value = "ablation-report")]
+    pub out: PathBuf,
+    /// Re-render the report and plots from a results.json instead of measuring.
+    #[arg(long)]
+    pub from_json: Option<PathBuf>,
+    /// A line for the report's notes (how the corpora were made, the machine ...);
+    /// repeatable.
+    #[arg(long = "note")]
+    pub notes: Vec<String>,
 }
 
 /// Arguments of `palisade bench engine`.
@@ -76,10 +112,25 @@ pub struct EngineArgs {
     /// `all`).
     #[arg(long, default_value = "all")]
     pub optimizations: String,
-    /// Check every optimisation against plain evaluation while running (slow; a
-    /// difference aborts).
-    #[arg(long)]
+    /// Instead of timing: the equivalence check. Evaluates the corpus with the
+    /// chosen optimisations (--verify-passes times, in order) and with none, compares
+    /// decisions, matched rules, anomaly scores, TX variables and audit records
+    /// request by request, prints the first differences and a summary, and exits 1
+    /// on any difference. With `early_exit` in --optimizations, matched rules may
+    /// lack those early exit skips.
+    #[arg(long, conflicts_with_all = ["verify_inline", "separate", "threads", "profile_every"])]
     pub verify: bool,
+    /// Passes of the optimised program over the corpus in --verify (the second and
+    /// later run on a warm value cache).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub verify_passes: usize,
+    /// Differences printed in full by --verify.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub verify_show: usize,
+    /// Time the run with the engine checking every optimisation inline against
+    /// plain evaluation (`engine::Options::verify`: slow; a difference panics).
+    #[arg(long)]
+    pub verify_inline: bool,
     /// Profile every Nth request per rule and print the costliest rules (0: off).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub profile_every: usize,
@@ -95,30 +146,36 @@ pub fn run(cmd: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Http(args) => http(args),
         BenchCommand::Batch(args) => batch(args),
         BenchCommand::Compare(args) => compare(args),
+        BenchCommand::Ablation(args) => ablation(args),
     }
+}
+
+/// The program of `--rules` or of the CRS at `--paranoia`, with `options`.
+fn engine_program(args: &EngineArgs, options: &engine::Options) -> Result<Arc<engine::Program>> {
+    if args.rules.is_empty() {
+        let text = ftw::crs_config::crs_config(&args.crs, args.paranoia, false)
+            .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
+        engine::Program::from_str_with("crs.conf", &text, options)
+    } else {
+        engine::Program::from_paths_with(&args.rules, options)
+    }
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn engine(args: &EngineArgs) -> Result<ExitCode> {
     let corpus = bench::corpus::load(&args.corpus)?;
     let mut options = engine::Options::parse(&args.optimizations).map_err(anyhow::Error::msg)?;
-    options.verify = args.verify;
-    let compile = || -> Result<Arc<engine::Program>> {
-        if args.rules.is_empty() {
-            let text = ftw::crs_config::crs_config(&args.crs, args.paranoia, false)
-                .with_context(|| format!("reading the CRS at {}", args.crs.display()))?;
-            engine::Program::from_str_with("crs.conf", &text, &options)
-        } else {
-            engine::Program::from_paths_with(&args.rules, &options)
-        }
-        .map_err(|e| anyhow::anyhow!("{e}"))
-    };
-    let mut program = compile()?;
+    if args.verify {
+        return verify(args, &options, &corpus);
+    }
+    options.verify = args.verify_inline;
+    let mut program = engine_program(args, &options)?;
     if options.order {
         // Learn the order from one profiled pass over the corpus, then apply it to
         // a fresh compile (value caches empty, as for the other runs).
         let plan = bench::engine_bench::learn_order(&program, &corpus);
-        let (ordered, moved) =
-            engine::Program::reordered(compile()?, &plan).map_err(anyhow::Error::msg)?;
+        let (ordered, moved) = engine::Program::reordered(engine_program(args, &options)?, &plan)
+            .map_err(anyhow::Error::msg)?;
         if !args.json {
             eprintln!(
                 "order: {moved} rule(s) moved in {} segment(s), expected gain {:.0} ns per request",
@@ -197,7 +254,11 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
             args.paranoia,
             program.rule_count(),
             args.optimizations,
-            if args.verify { " (verified)" } else { "" }
+            if args.verify_inline {
+                " (verified inline)"
+            } else {
+                ""
+            }
         );
         println!(
             "{:<12} {:>10} {:>10} {:>10} {:>12} {:>8}",
@@ -225,6 +286,69 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `palisade bench engine --verify`: the differential equivalence check.
+fn verify(
+    args: &EngineArgs,
+    options: &engine::Options,
+    corpus: &[bench::corpus::Request],
+) -> Result<ExitCode> {
+    use bench::verify::{self as v, VerifyConfig};
+    let start = std::time::Instant::now();
+    let optimised = engine_program(args, options)?;
+    let reference = engine_program(args, &engine::Options::none())?;
+    let config = VerifyConfig {
+        passes: args.verify_passes.max(1),
+        keep: args.verify_show,
+        mode: VerifyConfig::mode_for(&args.optimizations),
+    };
+    let total = corpus.len() * config.passes;
+    let bar = indicatif::ProgressBar::new(total as u64);
+    if args.json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let mut done = 0u64;
+    let report = v::verify_with_progress(&optimised, &reference, corpus, &config, &mut |_, _| {
+        done += 1;
+        if done.is_multiple_of(256) {
+            bar.set_position(done);
+        }
+    });
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    if args.json {
+        let mut val = serde_json::to_value(&report)?;
+        if let Some(o) = val.as_object_mut() {
+            o.insert("corpus".into(), args.corpus.display().to_string().into());
+            o.insert("optimizations".into(), args.optimizations.clone().into());
+            o.insert("paranoia".into(), args.paranoia.into());
+            o.insert("seconds".into(), secs.into());
+        }
+        println!("{}", serde_json::to_string_pretty(&val)?);
+    } else {
+        println!(
+            "verify {}: optimizations {} against none, paranoia {}, {} rules{}",
+            args.corpus.display(),
+            args.optimizations,
+            args.paranoia,
+            optimised.rule_count(),
+            match config.mode {
+                v::Mode::Exact => String::new(),
+                v::Mode::EarlyExit { reordered } => format!(
+                    " (early exit: matched rules compared by the early-exit rule{})",
+                    if reordered { ", reordered" } else { "" }
+                ),
+            }
+        );
+        print!("{}", report.render());
+        println!("{secs:.1} s");
+    }
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn print_profile(
@@ -546,16 +670,7 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         };
         let log = |m: &str| eprintln!("compare: {m}");
         let mut result = c::run(&cfg, &corpus, &log)?;
-        result.settings.command = std::env::args()
-            .map(|a| {
-                if a.contains([' ', '\'', '"']) {
-                    format!("'{}'", a.replace('\'', "'\\''"))
-                } else {
-                    a
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
+        result.settings.command = command_line();
         result.settings.revision = git_revision();
         result
     };
@@ -578,6 +693,83 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         .with_context(|| format!("writing {}", md.display()))?;
     println!("{}", md.display());
     Ok(ExitCode::SUCCESS)
+}
+
+fn ablation(args: &AblationArgs) -> Result<ExitCode> {
+    use bench::ablation::{self as a, AblationConfig};
+    let result = if let Some(path) = &args.from_json {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str::<a::Ablation>(&text)
+            .with_context(|| format!("parsing {}", path.display()))?
+    } else {
+        let mut corpora = Vec::new();
+        for c in &args.corpora {
+            let Some((name, file)) = c.split_once('=') else {
+                anyhow::bail!("--corpus {c}: expected NAME=FILE");
+            };
+            if !std::path::Path::new(file).is_file() {
+                anyhow::bail!("--corpus {c}: no such file");
+            }
+            corpora.push((name.to_string(), PathBuf::from(file)));
+        }
+        if corpora.is_empty() {
+            anyhow::bail!("give at least one --corpus NAME=FILE");
+        }
+        let cfg = AblationConfig {
+            palisade: std::env::current_exe().context("locating the palisade binary")?,
+            crs: args.crs.clone(),
+            corpora,
+            paranoia: args.paranoia.clone(),
+            iterations: args.iterations.max(1),
+            cpus: args
+                .cpus
+                .as_deref()
+                .map(bench::compare::pin::parse_cpus)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!(e))?,
+        };
+        // The steps this binary's --optimizations accepts.
+        let accepts = |name: &str| engine::Options::parse(name).is_ok();
+        let mut result = a::run(&cfg, &accepts, &|m| eprintln!("ablation: {m}"));
+        result.command = command_line();
+        result.revision = git_revision();
+        result.notes.clone_from(&args.notes);
+        result
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let json = args.out.join("results.json");
+    if args.from_json.as_deref() != Some(json.as_path()) {
+        std::fs::write(&json, serde_json::to_string_pretty(&result)?)
+            .with_context(|| format!("writing {}", json.display()))?;
+    }
+    let plots = match a::plot::write_all(&result, &args.out) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("palisade: no plots: {e}");
+            Vec::new()
+        }
+    };
+    let md = args.out.join("report.md");
+    std::fs::write(&md, a::report::render(&result, &plots))
+        .with_context(|| format!("writing {}", md.display()))?;
+    println!("{}", md.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// This process's command line, quoted for a shell.
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if a.contains([' ', '\'', '"']) {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `git describe --always --dirty` of the current directory, or empty.

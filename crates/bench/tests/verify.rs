@@ -1,0 +1,198 @@
+//! The equivalence check: all optimisations against none on generated corpora with
+//! CRS PL1 and on the requests of the CRS regression suite (no difference), and the
+//! check's power to see a difference (a rule removed, a score changed).
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use bench::corpus::Request;
+use bench::traffic::attacks::{AttackPool, PoolOptions};
+use bench::traffic::generate::{generate, GenerateOptions};
+use bench::traffic::mix::Distribution;
+use bench::traffic::profiles::BenignModel;
+use bench::traffic::values::{Shares, ValueModel};
+use bench::traffic::verify::Verifier;
+use bench::traffic::zipf::Rng;
+use bench::verify::{verify, Kind, VerifyConfig};
+use engine::{Options, Program};
+
+fn crs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/crs")
+}
+
+fn crs_text() -> &'static str {
+    static T: OnceLock<String> = OnceLock::new();
+    T.get_or_init(|| ftw::crs_config::crs_config(&crs(), 1, false).unwrap())
+}
+
+fn compile(text: &str, options: &Options) -> Arc<Program> {
+    Program::from_str_with("crs.conf", text, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every optimisation off: the reference.
+fn plain() -> &'static Arc<Program> {
+    static P: OnceLock<Arc<Program>> = OnceLock::new();
+    P.get_or_init(|| compile(crs_text(), &Options::none()))
+}
+
+/// Generated traffic: 300 requests with 10% attacks, then 200 with 50%, attacks
+/// from four rule groups (SQLi among them), benign requests checked against the CRS.
+fn corpus() -> &'static [Request] {
+    static C: OnceLock<Vec<Request>> = OnceLock::new();
+    C.get_or_init(|| {
+        let verifier = Verifier::new(Arc::clone(plain()));
+        let mut rng = Rng::new(1);
+        let model = BenignModel::new(ValueModel::new(Shares::default(), 1.0, &mut rng));
+        let pool_opts = PoolOptions {
+            groups: vec![920, 932, 941, 942],
+            limit_per_group: Some(30),
+            ..PoolOptions::default()
+        };
+        let pool = AttackPool::build(&crs(), &model, &verifier, &pool_opts).unwrap();
+        let mut all = Vec::new();
+        for (count, ratio, seed) in [(300, 0.1, 11), (200, 0.5, 12)] {
+            let opts = GenerateOptions {
+                count,
+                attack_ratio: ratio,
+                seed,
+                distribution: Distribution::Even,
+                ..GenerateOptions::default()
+            };
+            let mut out = Vec::new();
+            generate(&opts, Some(&pool), Some(&verifier), &mut out, None).unwrap();
+            for line in std::str::from_utf8(&out).unwrap().lines() {
+                all.push(serde_json::from_str::<Request>(line).unwrap());
+            }
+        }
+        all
+    })
+}
+
+#[test]
+fn all_optimisations_give_the_plain_results_on_generated_traffic() {
+    let corpus = corpus();
+    assert_eq!(corpus.len(), 500);
+    let optimised = compile(crs_text(), &Options::default());
+    let report = verify(&optimised, plain(), corpus, &VerifyConfig::default());
+    assert!(report.ok(), "{}", report.render());
+    assert_eq!(report.requests_checked, 1000);
+    // The corpus exercises blocking: 10% of 300 and 50% of 200 are attacks the
+    // generator kept because the CRS blocks them.
+    assert_eq!(report.reference_blocked, 130);
+}
+
+#[test]
+fn a_removed_rule_is_reported_with_its_id() {
+    let corpus = corpus();
+    // The "optimised" program lacks rule 942100 (libinjection SQLi): every request
+    // that matched it now differs.
+    let text = format!("{}\nSecRuleRemoveById 942100\n", crs_text());
+    let broken = compile(&text, &Options::default());
+    let config = VerifyConfig {
+        keep: 3,
+        ..VerifyConfig::default()
+    };
+    let report = verify(&broken, plain(), corpus, &config);
+    assert!(!report.ok());
+    assert!(report.by_rule.get(&942100).is_some_and(|&n| n > 0));
+    assert!(report.by_kind.contains_key(&Kind::MatchedRules));
+    assert!(report.by_kind.contains_key(&Kind::AuditRecord));
+    assert_eq!(report.first.len(), 3);
+    let first = &report.first[0];
+    let matched = first
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::MatchedRules)
+        .unwrap();
+    assert!(matched.rule_ids.contains(&942100), "{}", report.render());
+    // Both passes see it (the second compares digests on a warm cache).
+    assert_eq!(report.differences_by_pass.len(), 2);
+    assert_eq!(report.differences_by_pass[0], report.differences_by_pass[1]);
+    let text = report.render();
+    assert!(text.contains("942100"), "{text}");
+    assert!(text.contains("evaluations differ"), "{text}");
+}
+
+#[test]
+fn a_changed_score_is_reported_as_an_anomaly_score_difference() {
+    let corpus = corpus();
+    // Critical matches count 4 instead of 5 in the "optimised" program.
+    let text = format!(
+        "{}\nSecAction \"id:9999001,phase:1,pass,nolog,setvar:tx.critical_anomaly_score=4\"\n",
+        crs_text()
+    );
+    let broken = compile(&text, &Options::default());
+    let report = verify(&broken, plain(), corpus, &VerifyConfig::default());
+    assert!(report
+        .by_kind
+        .get(&Kind::AnomalyScore)
+        .is_some_and(|&n| n > 0));
+    let d = report
+        .first
+        .iter()
+        .flat_map(|d| &d.findings)
+        .find(|f| f.kind == Kind::AnomalyScore)
+        .unwrap();
+    assert!(d.detail.contains("anomaly_score"), "{}", d.detail);
+}
+
+/// Every stage of the CRS regression suite that is representable as a corpus line
+/// (built from parts, UTF-8), headers and body as the suite sends them.
+fn crs_suite_requests() -> Vec<Request> {
+    let suite = ftw::load_suite(&crs().join("tests/regression/tests")).unwrap();
+    let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
+    let mut out = Vec::new();
+    for (_, case) in suite.cases() {
+        for stage in &case.stages {
+            let Ok(raw) = ftw::build_request(&stage.input) else {
+                continue;
+            };
+            let Ok(p) = raw.parsed.as_ref() else {
+                continue;
+            };
+            if raw.kind != ftw::RequestKind::Built {
+                continue;
+            }
+            let headers: Option<Vec<(String, String)>> = p
+                .headers
+                .iter()
+                .map(|h| Some((text(&h.name)?, text(&h.value)?)))
+                .collect();
+            let (Some(method), Some(target), Some(version), Some(body), Some(headers)) = (
+                text(&p.method),
+                text(&p.uri),
+                text(&p.version),
+                text(&p.body),
+                headers,
+            ) else {
+                continue;
+            };
+            out.push(Request {
+                name: case.id.to_string(),
+                method,
+                target,
+                version,
+                headers,
+                body,
+                resp_len: 64,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn crs_suite_requests_give_the_plain_results_with_all_optimisations() {
+    let corpus = crs_suite_requests();
+    assert!(corpus.len() > 4500, "only {} requests", corpus.len());
+    // The suite's configuration: every paranoia level, rules the tests expect.
+    let text = ftw::crs_config::test_config(&crs()).unwrap();
+    let plain = compile(&text, &Options::none());
+    let optimised = compile(&text, &Options::default());
+    let report = verify(&optimised, &plain, &corpus, &VerifyConfig::default());
+    assert!(report.ok(), "{}", report.render());
+    // The suite's configuration only logs (the tests check rule ids), so nothing is
+    // blocked, but most requests match rules.
+    assert!(report.reference_matched > 4000, "{}", report.render());
+}
