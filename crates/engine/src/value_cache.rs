@@ -27,7 +27,8 @@
 //! cost (the rule evaluations and scans the value needed, a deterministic stand-in
 //! for its processing time); one transaction in [`SAMPLE_EVERY`] per thread is
 //! sampled, and a report never waits for the lock. When a window of transactions
-//! has passed (16 at first, doubling to [`MAX_WINDOW`]), a background thread ranks
+//! has passed (16 at first, doubling to [`MAX_WINDOW`]; earlier while the table has
+//! room and newly repeated values wait), a background thread ranks
 //! values seen at least twice by weight = frequency x cost, together with the
 //! current entries by their hits x cost, keeps the best [`CAPACITY`], and swaps the
 //! new table in. Entries that stay keep what they learned.
@@ -40,7 +41,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
@@ -52,7 +53,7 @@ pub const CAPACITY: usize = 8192;
 /// Most candidate values remembered per window.
 pub const CANDIDATES_MAX: usize = 16384;
 /// Most scan ids (transformation chains) kept per entry.
-pub const SCANS_MAX: usize = 256;
+pub const SCANS_MAX: usize = 64;
 /// Most distinct scans kept per entry (chains that leave a value unchanged share
 /// one).
 pub const DISTINCT_SCANS_MAX: usize = 16;
@@ -61,6 +62,8 @@ pub const SAMPLE_EVERY: u32 = 4;
 /// Longest window (transactions).
 pub const MAX_WINDOW: u64 = 4096;
 const FIRST_WINDOW: u64 = 16;
+/// Newly repeated values that end a window early while the table has room.
+const EARLY_REPEATED: usize = 8;
 
 /// Marks a scan id as the union over every prefix of the chain, or a result id as
 /// a `multiMatch` rule's.
@@ -75,7 +78,7 @@ pub struct ValueEntry {
     /// Three bit arrays by rule index: result known, matched, `multiMatch` rule
     /// known not to match.
     bits: Box<[AtomicU64]>,
-    scans: RwLock<Scans>,
+    scans: Scans,
     /// Transactions that found it in the current window.
     hits: AtomicU32,
     /// Its processing cost when it was admitted.
@@ -89,7 +92,7 @@ impl ValueEntry {
             value,
             words,
             bits: (0..3 * words).map(|_| AtomicU64::new(0)).collect(),
-            scans: RwLock::new(Scans::default()),
+            scans: Scans::new(),
             hits: AtomicU32::new(0),
             cost,
         }
@@ -138,29 +141,13 @@ impl ValueEntry {
 
     /// Applies `f` to the cached scan with `id`.
     pub fn scan_with<R>(&self, id: u32, f: impl FnOnce(&[u64]) -> R) -> Option<R> {
-        let scans = self.scans.read().ok()?;
-        let (_, at) = scans.ids.iter().find(|(i, _)| *i == id)?;
-        scans.distinct.get(usize::from(*at)).map(|s| f(s))
+        self.scans.get(id).map(f)
     }
 
     /// Records the scan with `id` (ignored past [`SCANS_MAX`] ids or
     /// [`DISTINCT_SCANS_MAX`] distinct scans).
     pub fn set_scan(&self, id: u32, scan: &[u64]) {
-        let Ok(mut scans) = self.scans.write() else {
-            return;
-        };
-        if scans.ids.len() >= SCANS_MAX || scans.ids.iter().any(|(i, _)| *i == id) {
-            return;
-        }
-        let at = match scans.distinct.iter().position(|s| **s == *scan) {
-            Some(at) => at,
-            None if scans.distinct.len() < DISTINCT_SCANS_MAX => {
-                scans.distinct.push(scan.into());
-                scans.distinct.len() - 1
-            }
-            None => return,
-        };
-        scans.ids.push((id, at as u16));
+        self.scans.set(id, scan);
     }
 
     /// The value.
@@ -169,11 +156,94 @@ impl ValueEntry {
     }
 }
 
-/// An entry's prefilter scans: scan id -> index of a distinct scan.
-#[derive(Debug, Default)]
+/// An entry's prefilter scans, read without locks or atomic read-modify-writes:
+/// an open-addressing table of [`SCANS_MAX`] slots mapping a scan id to one of at
+/// most [`DISTINCT_SCANS_MAX`] distinct scans (chains that leave a value unchanged
+/// share one). Slots and scans are written once each, under `write`, and
+/// published with release stores; a reader that sees a slot sees its scan.
+#[derive(Debug)]
 struct Scans {
-    ids: Vec<(u32, u16)>,
-    distinct: Vec<Box<[u64]>>,
+    /// `0` (empty) or `1 << 63 | id << 16 | index of the scan`.
+    slots: Box<[AtomicU64]>,
+    distinct: Box<[OnceLock<Box<[u64]>>]>,
+    /// Serialises writers.
+    write: Mutex<()>,
+}
+
+const SLOT_USED: u64 = 1 << 63;
+
+impl Scans {
+    fn new() -> Scans {
+        Scans {
+            slots: (0..SCANS_MAX).map(|_| AtomicU64::new(0)).collect(),
+            distinct: (0..DISTINCT_SCANS_MAX).map(|_| OnceLock::new()).collect(),
+            write: Mutex::new(()),
+        }
+    }
+
+    fn home(id: u32) -> usize {
+        (id.wrapping_mul(0x9e37_79b9) >> 26) as usize % SCANS_MAX
+    }
+
+    fn get(&self, id: u32) -> Option<&[u64]> {
+        let mut i = Self::home(id);
+        for _ in 0..SCANS_MAX {
+            let v = self.slots[i].load(Ordering::Acquire);
+            if v == 0 {
+                return None;
+            }
+            if (v >> 16) as u32 == id {
+                return self
+                    .distinct
+                    .get((v & 0xffff) as usize)?
+                    .get()
+                    .map(|s| &**s);
+            }
+            i = (i + 1) % SCANS_MAX;
+        }
+        None
+    }
+
+    fn set(&self, id: u32, scan: &[u64]) {
+        let Ok(_guard) = self.write.lock() else {
+            return;
+        };
+        // Keep one slot empty so that every probe ends.
+        let used = self
+            .slots
+            .iter()
+            .filter(|s| s.load(Ordering::Relaxed) != 0)
+            .count();
+        if used + 1 >= SCANS_MAX || self.get(id).is_some() {
+            return;
+        }
+        let mut at = None;
+        for (k, d) in self.distinct.iter().enumerate() {
+            match d.get() {
+                Some(existing) if **existing == *scan => {
+                    at = Some(k);
+                    break;
+                }
+                Some(_) => {}
+                None => {
+                    let _ = d.set(scan.into());
+                    at = Some(k);
+                    break;
+                }
+            }
+        }
+        let Some(at) = at else {
+            return;
+        };
+        let mut i = Self::home(id);
+        while self.slots[i].load(Ordering::Relaxed) != 0 {
+            i = (i + 1) % SCANS_MAX;
+        }
+        self.slots[i].store(
+            SLOT_USED | u64::from(id) << 16 | at as u64,
+            Ordering::Release,
+        );
+    }
 }
 
 /// The immutable lookup table of one window.
@@ -188,6 +258,8 @@ struct Window {
     transactions: u64,
     length: u64,
     candidates: FxHashMap<Box<[u8]>, (u32, u32)>,
+    /// Candidates seen twice in this window (admissible).
+    repeated: usize,
 }
 
 /// The cache of one program.
@@ -224,6 +296,7 @@ impl ResultCache {
                 transactions: 0,
                 length: FIRST_WINDOW,
                 candidates: FxHashMap::default(),
+                repeated: 0,
             }),
             rebuilding: AtomicBool::new(false),
             rebuilds: AtomicU64::new(0),
@@ -276,16 +349,30 @@ impl ResultCache {
             if let Some(c) = w.candidates.get_mut(value) {
                 c.0 = c.0.saturating_add(1);
                 c.1 = c.1.max(cost);
+                if c.0 == 2 {
+                    w.repeated += 1;
+                }
             } else if w.candidates.len() < CANDIDATES_MAX {
                 w.candidates.insert(value.into(), (1, cost));
             }
         }
-        if w.transactions < w.length || self.rebuilding.swap(true, Ordering::AcqRel) {
+        // The window ends after its length, or early while the table has room and
+        // enough newly repeated values wait (new values need not wait a whole long
+        // window); early rebuilds are at least a quarter of the table's size apart,
+        // so their cost per transaction stays constant.
+        let len = self.len() as u64;
+        let early = w.repeated >= EARLY_REPEATED
+            && len < self.capacity as u64
+            && w.transactions >= (len / 4).max(FIRST_WINDOW);
+        if !(early || w.transactions >= w.length) || self.rebuilding.swap(true, Ordering::AcqRel) {
             return;
         }
         let candidates = std::mem::take(&mut w.candidates);
+        if w.transactions >= w.length {
+            w.length = (w.length * 2).min(MAX_WINDOW);
+        }
         w.transactions = 0;
-        w.length = (w.length * 2).min(MAX_WINDOW);
+        w.repeated = 0;
         drop(w);
         if self.synchronous {
             self.rebuild(candidates);
@@ -399,6 +486,49 @@ mod tests {
     }
 
     #[test]
+    fn scans_are_found_by_id_up_to_the_bounds_and_share_distinct_copies() {
+        let e = ValueEntry::new(b"v"[..].into(), 10, 1);
+        // Ids with and without MULTI, colliding homes included.
+        let ids: Vec<u32> = (0..200u32)
+            .map(|i| if i % 2 == 0 { i } else { i | MULTI })
+            .collect();
+        for &id in &ids {
+            e.set_scan(id, &[u64::from(id % 3)]);
+        }
+        let stored: Vec<u32> = ids
+            .iter()
+            .copied()
+            .filter(|&id| e.scan_with(id, |_| ()).is_some())
+            .collect();
+        assert_eq!(stored.len(), SCANS_MAX - 1);
+        for &id in &stored {
+            assert_eq!(
+                e.scan_with(id, <[u64]>::to_vec),
+                Some(vec![u64::from(id % 3)])
+            );
+        }
+        // Three distinct scans only, however many ids.
+        assert_eq!(
+            e.scans
+                .distinct
+                .iter()
+                .filter(|d| d.get().is_some())
+                .count(),
+            3
+        );
+        // More distinct scans than the bound: the extra ones are not kept.
+        let f = ValueEntry::new(b"w"[..].into(), 10, 1);
+        for id in 0..(DISTINCT_SCANS_MAX as u32 + 5) {
+            f.set_scan(id, &[u64::from(id)]);
+        }
+        assert_eq!(
+            f.scan_with(DISTINCT_SCANS_MAX as u32 + 2, <[u64]>::to_vec),
+            None
+        );
+        assert_eq!(f.scan_with(1, <[u64]>::to_vec), Some(vec![1]));
+    }
+
+    #[test]
     fn admits_repeated_values_by_weight_within_capacity() {
         let c = cache(2);
         assert!(c.lookup(b"cookie=1").is_none());
@@ -428,6 +558,27 @@ mod tests {
         heavy.set_result(5, true);
         window(&c, &[(b"light", 1)], 2);
         assert_eq!(c.lookup(b"heavy").and_then(|e| e.result(5)), Some(true));
+    }
+
+    #[test]
+    fn newly_repeated_values_end_a_long_window_early_while_there_is_room() {
+        let c = cache(100);
+        window(&c, &[(b"a", 1)], 2);
+        window(&c, &[(b"b", 1)], 2);
+        assert_eq!(c.rebuilds(), 2);
+        // The window is now 64 transactions long; ten values repeated within the
+        // first 16 are admitted without waiting for the rest of it.
+        let values: Vec<Vec<u8>> = (0..10).map(|i| format!("v{i}").into_bytes()).collect();
+        let batch: Vec<(&[u8], u32)> = values.iter().map(|v| (v.as_slice(), 3)).collect();
+        for _ in 0..2 {
+            c.report(batch.iter().copied());
+        }
+        assert_eq!(c.rebuilds(), 2);
+        for _ in 0..2 {
+            c.report(std::iter::empty());
+        }
+        assert_eq!(c.rebuilds(), 3);
+        assert!(c.lookup(b"v7").is_some());
     }
 
     #[test]
