@@ -357,10 +357,16 @@ struct Ctx {
     method_class: &'static str,
     start: Instant,
     txn: Option<Transaction>,
+    /// Forwarded without inspection (static-content bypass): counted as such.
+    bypassed: bool,
 }
 
 impl Ctx {
     fn finish(self, resp: Response<ProxyBody>, decision: Decision) -> Response<ProxyBody> {
+        let decision = match decision {
+            Decision::Pass if self.bypassed => Decision::Bypassed,
+            d => d,
+        };
         let done = Done {
             shared: self.shared,
             route: self.route,
@@ -509,6 +515,7 @@ pub async fn handle(
         method_class: method_class(&head.method),
         start,
         txn,
+        bypassed: bypass,
     };
     // Phase 1.
     let target = head.target.clone();

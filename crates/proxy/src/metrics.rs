@@ -29,6 +29,8 @@ pub enum Decision {
     UpstreamError,
     /// No route matched (404).
     NoRoute,
+    /// Forwarded without inspection (the route's static-content bypass).
+    Bypassed,
 }
 
 impl Decision {
@@ -40,6 +42,7 @@ impl Decision {
             Decision::ClientError => "client_error",
             Decision::UpstreamError => "upstream_error",
             Decision::NoRoute => "no_route",
+            Decision::Bypassed => "bypassed",
         }
     }
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{get, pattern, raw, start, Conn};
+use common::{admin, get, pattern, raw, start, Conn};
 
 const CONFIG: &str = r#"
 [[listener]]
@@ -12,6 +12,9 @@ address = "127.0.0.1:0"
 
 [audit]
 path = "{dir}/audit.log"
+
+[admin]
+address = "127.0.0.1:0"
 
 [limits]
 max_header_bytes = 8192
@@ -310,9 +313,20 @@ async fn response_body_rules_redirect_and_drop() {
         c.read("GET").await.is_none(),
         "drop closes without an answer"
     );
-    // Static bypass: no inspection for .png.
+    // Static bypass: no inspection for .png, counted as such.
     let r = get(h.addr, "/img/a.png?id=1%27%20OR%20%271%27=%271").await;
     assert_eq!(r.status, 200);
+    let r = get(h.addr, "/img/b.PNG").await;
+    assert_eq!(r.status, 200);
+    let metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
+        .await
+        .text();
+    assert!(
+        metrics.contains(
+            r#"palisade_requests_total{route="*/",method_class="read",decision="bypassed"} 2"#
+        ),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

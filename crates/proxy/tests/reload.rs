@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{get, raw, start, Conn};
+use common::{admin, get, start, Conn};
 
 fn config(echo: &str, blocked_word: &str) -> String {
     format!(
@@ -32,18 +32,6 @@ SecRule ARGS "@contains {blocked_word}" "id:10,phase:1,deny,status:403,log"
 """
 "#
     )
-}
-
-async fn admin(addr: std::net::SocketAddr, method: &str, path: &str) -> common::Resp {
-    raw(
-        addr,
-        format!(
-            "{method} {path} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .as_bytes(),
-    )
-    .await
-    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -282,3 +282,17 @@ pub async fn get(addr: SocketAddr, target: &str) -> Resp {
 pub fn pattern(n: u64) -> Vec<u8> {
     (0..n).map(proxy::echo::pattern_byte).collect()
 }
+
+/// A request to the admin listener (`Connection: close`).
+#[allow(dead_code)]
+pub async fn admin(addr: std::net::SocketAddr, method: &str, path: &str) -> Resp {
+    raw(
+        addr,
+        format!(
+            "{method} {path} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap()
+}
