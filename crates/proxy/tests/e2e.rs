@@ -318,15 +318,20 @@ async fn response_body_rules_redirect_and_drop() {
     assert_eq!(r.status, 200);
     let r = get(h.addr, "/img/b.PNG").await;
     assert_eq!(r.status, 200);
-    let metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
-        .await
-        .text();
-    assert!(
-        metrics.contains(
-            r#"palisade_requests_total{route="*/",method_class="read",decision="bypassed"} 2"#
-        ),
-        "{metrics}"
-    );
+    // A request is counted when its response body has been sent, which may be
+    // just after the client read it: poll briefly.
+    let want = r#"palisade_requests_total{route="*/",method_class="read",decision="bypassed"} 2"#;
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
+            .await
+            .text();
+        if metrics.contains(want) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(metrics.contains(want), "{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
