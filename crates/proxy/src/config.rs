@@ -258,6 +258,11 @@ pub struct Route {
     /// File extensions (without dot) served without inspection, e.g. `["css", "png"]`.
     #[serde(default)]
     pub bypass_extensions: Vec<String>,
+    /// Response media types (or type prefixes such as `image/`) whose responses are
+    /// passed without response inspection (phases 3 and 4; the request was
+    /// inspected), e.g. `["image/", "font/", "video/"]`.
+    #[serde(default)]
+    pub bypass_content_types: Vec<String>,
 }
 
 fn default_prefix() -> String {

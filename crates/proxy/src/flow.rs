@@ -264,6 +264,35 @@ fn client_ip(rt: &Runtime, peer: IpAddr, headers: &HeaderLines) -> IpAddr {
     chain.first().copied().unwrap_or(peer)
 }
 
+/// Whether a response's media type (`Content-Type` up to `;`, compared ignoring
+/// case) is one of `types`: equal to an entry, or starting with an entry that ends
+/// in `/` (`image/` covers every image type).
+fn bypassed_media_type(types: &[String], headers: &HeaderMap) -> bool {
+    if types.is_empty() {
+        return false;
+    }
+    let Some(ct) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let media = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    !media.is_empty()
+        && types.iter().any(|t| {
+            if t.ends_with('/') {
+                media.starts_with(t.as_str())
+            } else {
+                media == *t
+            }
+        })
+}
+
 fn method_class(m: &Method) -> &'static str {
     match *m {
         Method::GET | Method::HEAD | Method::OPTIONS => "read",
@@ -774,14 +803,21 @@ pub async fn handle(
     parts.status = up_status;
     parts.headers = up_headers;
     let on_upgrade = upgraded.filter(|_| upgrade);
-    // Phase 3.
+    // Phase 3, unless the response's media type is one the route passes without
+    // response inspection (static content; the request was inspected).
     let status = parts.status.as_u16();
-    ctx.phase(Phase::ResponseHeaders, |t| {
-        for (n, v) in &parts.headers {
-            t.add_response_header(n.as_str().as_bytes(), v.as_bytes());
-        }
-        t.process_response_headers(status, "HTTP/1.1");
-    });
+    let skip_response =
+        ctx.txn.is_some() && bypassed_media_type(&route.bypass_content_types, &parts.headers);
+    if skip_response {
+        shared.metrics.response_bypassed();
+    } else {
+        ctx.phase(Phase::ResponseHeaders, |t| {
+            for (n, v) in &parts.headers {
+                t.add_response_header(n.as_str().as_bytes(), v.as_bytes());
+            }
+            t.process_response_headers(status, "HTTP/1.1");
+        });
+    }
     if let Some(i) = ctx.pending() {
         return ctx.intervene(i);
     }
@@ -804,7 +840,8 @@ pub async fn handle(
     }
     let exact = incoming.size_hint().exact();
     // Phase 4.
-    let wants = !head_only && ctx.txn.as_ref().is_some_and(|t| t.wants_response_body());
+    let wants =
+        !head_only && !skip_response && ctx.txn.as_ref().is_some_and(|t| t.wants_response_body());
     let mut out: VecDeque<Bytes> = VecDeque::new();
     let mut rest = Some(incoming);
     if wants {
@@ -837,9 +874,11 @@ pub async fn handle(
             }
         }
     }
-    ctx.phase(Phase::ResponseBody, |t| {
-        t.process_response_body();
-    });
+    if !skip_response {
+        ctx.phase(Phase::ResponseBody, |t| {
+            t.process_response_body();
+        });
+    }
     if let Some(i) = ctx.pending() {
         return ctx.intervene(i);
     }

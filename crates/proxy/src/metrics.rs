@@ -133,6 +133,7 @@ pub struct Metrics {
     pub active_connections: AtomicI64,
     front_rejected: AtomicU64,
     bodies_spilled: AtomicU64,
+    responses_bypassed: AtomicU64,
     /// Rules loaded in the running configuration.
     pub rules_loaded: AtomicU64,
     reloads_ok: AtomicU64,
@@ -195,6 +196,12 @@ impl Metrics {
     /// Counts a request body held back partly in a temporary file.
     pub fn body_spilled(&self) {
         self.bodies_spilled.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a response passed without response inspection (its media type is
+    /// in the route's `bypass_content_types`).
+    pub fn response_bypassed(&self) {
+        self.responses_bypassed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a reload.
@@ -274,6 +281,13 @@ impl Metrics {
             "Request bodies held back partly in a temporary file (limits.body_memory_bytes).",
             "counter",
             self.bodies_spilled.load(Ordering::Relaxed) as i64,
+        );
+        g(
+            &mut o,
+            "palisade_responses_bypassed_total",
+            "Responses passed without response inspection (route bypass_content_types).",
+            "counter",
+            self.responses_bypassed.load(Ordering::Relaxed) as i64,
         );
         g(
             &mut o,

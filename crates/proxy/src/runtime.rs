@@ -42,6 +42,9 @@ pub struct Route {
     pub mode: Mode,
     /// Lower-case extensions served without inspection.
     pub bypass_extensions: Vec<String>,
+    /// Lower-case response media types (or prefixes ending in `/`) passed without
+    /// response inspection.
+    pub bypass_content_types: Vec<String>,
 }
 
 /// An address block (`10.0.0.0/8`, `::1`).
@@ -295,6 +298,12 @@ pub fn compile_with(
                 .bypass_extensions
                 .iter()
                 .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+                .collect(),
+            bypass_content_types: r
+                .bypass_content_types
+                .iter()
+                .map(|t| t.trim().to_ascii_lowercase())
+                .filter(|t| !t.is_empty())
                 .collect(),
         });
     }

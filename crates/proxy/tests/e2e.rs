@@ -69,6 +69,19 @@ SecRule ARGS:drop "@streq me" "id:4,phase:1,drop,log"
 """
 
 [[route]]
+path_prefix = "/static"
+upstream = "echo"
+bypass_content_types = ["text/"]
+rules_inline = """
+SecRuleEngine On
+SecResponseBodyAccess On
+SecResponseBodyMimeType text/html application/octet-stream
+SecRule ARGS:block "@streq yes" "id:11,phase:1,deny,status:403"
+SecRule RESPONSE_STATUS "@streq 200" "id:12,phase:3,deny,status:403"
+SecRule RESPONSE_BODY "@contains LEAK" "id:13,phase:4,deny,status:403"
+"""
+
+[[route]]
 path_prefix = "/reject"
 upstream = "echo"
 rules_inline = """
@@ -321,6 +334,32 @@ async fn response_body_rules_redirect_and_drop() {
     // A request is counted when its response body has been sent, which may be
     // just after the client read it: poll briefly.
     let want = r#"palisade_requests_total{route="*/",method_class="read",decision="bypassed"} 2"#;
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
+            .await
+            .text();
+        if metrics.contains(want) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(metrics.contains(want), "{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_of_bypassed_media_types_skip_response_inspection_and_are_counted() {
+    let h = start(CONFIG).await;
+    // text/html is under the route's `text/`: phases 3 and 4 do not run.
+    let r = get(h.addr, "/static/say/hello-LEAK-there").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "hello-LEAK-there"));
+    // Another media type is inspected: the phase-3 rule denies it.
+    let r = get(h.addr, "/static/bytes/10").await;
+    assert_eq!(r.status, 403);
+    // The request itself is still inspected.
+    let r = get(h.addr, "/static/say/fine?block=yes").await;
+    assert_eq!(r.status, 403);
+    let want = "palisade_responses_bypassed_total 1\n";
     let mut metrics = String::new();
     for _ in 0..100 {
         metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
