@@ -331,20 +331,12 @@ async fn response_body_rules_redirect_and_drop() {
     assert_eq!(r.status, 200);
     let r = get(h.addr, "/img/b.PNG").await;
     assert_eq!(r.status, 200);
-    // A request is counted when its response body has been sent, which may be
-    // just after the client read it: poll briefly.
-    let want = r#"palisade_requests_total{route="*/",method_class="read",decision="bypassed"} 2"#;
-    let mut metrics = String::new();
-    for _ in 0..100 {
-        metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
-            .await
-            .text();
-        if metrics.contains(want) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert!(metrics.contains(want), "{metrics}");
+    let admin_addr = h.server().admin_addr().unwrap();
+    assert_metric(
+        admin_addr,
+        r#"palisade_requests_total{route="*/",method_class="read",decision="bypassed"} 2"#,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -359,18 +351,23 @@ async fn responses_of_bypassed_media_types_skip_response_inspection_and_are_coun
     // The request itself is still inspected.
     let r = get(h.addr, "/static/say/fine?block=yes").await;
     assert_eq!(r.status, 403);
-    let want = "palisade_responses_bypassed_total 1\n";
+    let admin_addr = h.server().admin_addr().unwrap();
+    assert_metric(admin_addr, "palisade_responses_bypassed_total 1\n").await;
+}
+
+/// Asserts the admin listener's `/metrics` come to contain `want`. A request is
+/// counted when its response body has been sent, which may be just after the
+/// client read it: poll briefly.
+async fn assert_metric(admin_addr: std::net::SocketAddr, want: &str) {
     let mut metrics = String::new();
     for _ in 0..100 {
-        metrics = admin(h.server().admin_addr().unwrap(), "GET", "/metrics")
-            .await
-            .text();
+        metrics = admin(admin_addr, "GET", "/metrics").await.text();
         if metrics.contains(want) {
-            break;
+            return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert!(metrics.contains(want), "{metrics}");
+    panic!("{want} not in:\n{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -674,25 +674,13 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         result.settings.revision = git_revision();
         result
     };
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let json = args.out.join("results.json");
-    if args.from_json.as_deref() != Some(json.as_path()) {
-        std::fs::write(&json, serde_json::to_string_pretty(&comparison)?)
-            .with_context(|| format!("writing {}", json.display()))?;
-    }
-    let plots = match c::plot::write_all(&comparison, &args.out) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("palisade: no plots: {e}");
-            Vec::new()
-        }
-    };
-    let md = args.out.join("report.md");
-    std::fs::write(&md, c::report::render(&comparison, &plots))
-        .with_context(|| format!("writing {}", md.display()))?;
-    println!("{}", md.display());
-    Ok(ExitCode::SUCCESS)
+    write_report(
+        &args.out,
+        args.from_json.as_deref(),
+        &comparison,
+        c::plot::write_all,
+        c::report::render,
+    )
 }
 
 fn ablation(args: &AblationArgs) -> Result<ExitCode> {
@@ -737,22 +725,40 @@ fn ablation(args: &AblationArgs) -> Result<ExitCode> {
         result.notes.clone_from(&args.notes);
         result
     };
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let json = args.out.join("results.json");
-    if args.from_json.as_deref() != Some(json.as_path()) {
-        std::fs::write(&json, serde_json::to_string_pretty(&result)?)
+    write_report(
+        &args.out,
+        args.from_json.as_deref(),
+        &result,
+        a::plot::write_all,
+        a::report::render,
+    )
+}
+
+/// Writes a report directory: `results.json` (unless the result was read from
+/// it), the plots (a plot failure is reported and the report written without
+/// them) and `report.md`, whose path is printed.
+fn write_report<T: serde::Serialize, P, E: std::fmt::Display>(
+    out: &std::path::Path,
+    from_json: Option<&std::path::Path>,
+    result: &T,
+    plot: impl FnOnce(&T, &std::path::Path) -> Result<Vec<P>, E>,
+    render: impl FnOnce(&T, &[P]) -> String,
+) -> Result<ExitCode> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let json = out.join("results.json");
+    if from_json != Some(json.as_path()) {
+        std::fs::write(&json, serde_json::to_string_pretty(result)?)
             .with_context(|| format!("writing {}", json.display()))?;
     }
-    let plots = match a::plot::write_all(&result, &args.out) {
+    let plots = match plot(result, out) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("palisade: no plots: {e}");
             Vec::new()
         }
     };
-    let md = args.out.join("report.md");
-    std::fs::write(&md, a::report::render(&result, &plots))
+    let md = out.join("report.md");
+    std::fs::write(&md, render(result, &plots))
         .with_context(|| format!("writing {}", md.display()))?;
     println!("{}", md.display());
     Ok(ExitCode::SUCCESS)
