@@ -300,7 +300,8 @@ fn walk_phase(
                 outcome = None;
             }
         }
-        if may_exit(program, idx) {
+        // A chain known never to match cannot end the phase.
+        if outcome != Some(false) && may_exit(program, idx) {
             exits.push(st.clone());
         }
         let target = jump_target(steps, i, rule);

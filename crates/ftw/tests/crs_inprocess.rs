@@ -58,6 +58,41 @@ fn crs_regression_suite_in_process() {
     }
 }
 
+/// Pre-pruning folds every paranoia-level gate (`TX:DETECTION_PARANOIA_LEVEL "@lt N"`)
+/// of a production configuration, in every phase: a rule that can end phase 1
+/// (a `deny` in REQUEST-901) but is itself folded to "never matches" does not make
+/// the state at the start of phase 2 unknown.
+#[test]
+fn production_config_folds_every_paranoia_gate() {
+    let crs = shared();
+    let text = ftw::crs_config::crs_config(&crs, 1, false).unwrap();
+    let program = engine::Program::from_str_with("crs.conf", &text, &engine::Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let gates: Vec<_> = program
+        .rules
+        .iter()
+        .filter(|r| {
+            r.operator.name == "lt"
+                && r.targets.len() == 1
+                && format!("{:?}", r.targets[0])
+                    .to_ascii_lowercase()
+                    .contains("detection_paranoia_level")
+        })
+        .collect();
+    assert!(gates.len() > 100, "only {} gates found", gates.len());
+    let phases: std::collections::BTreeSet<u8> = gates.iter().map(|r| r.phase).collect();
+    assert!(phases.contains(&2) && phases.contains(&4), "{phases:?}");
+    let unfolded: Vec<u32> = gates
+        .iter()
+        .filter(|r| r.static_result.is_none())
+        .map(|r| r.id)
+        .collect();
+    assert!(
+        unfolded.is_empty(),
+        "paranoia gates not folded: {unfolded:?}"
+    );
+}
+
 /// Optimisations never change a result: the whole suite with every optimisation on
 /// (prefilter, pre-pruning) gives the same status and matched rules, stage by
 /// stage, as plain sequential evaluation; and in verification mode (every skipped
