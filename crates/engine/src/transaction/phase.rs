@@ -289,7 +289,7 @@ impl Transaction {
         let mut matched_any = false;
         let mut vbuf = std::mem::take(&mut self.vbuf);
         let mut tbuf = std::mem::take(&mut self.tbuf);
-        for c in &cands {
+        'values: for c in &cands {
             if rule.multi_match {
                 // The operator runs on the value and after every transformation that
                 // changes it. A value on which none of them matched is cached.
@@ -348,7 +348,7 @@ impl Transaction {
                 continue;
             }
             let (hit, value) = match c.src {
-                Src::Slot(slot) if !c.count => {
+                Src::Slot(slot) if !c.count => 'eval: {
                     // A repeated value whose result is cached: no transformation,
                     // no operator (verification recomputes and compares).
                     let cache = program.options.value_cache && rule.pure;
@@ -359,8 +359,18 @@ impl Transaction {
                     } else {
                         None
                     };
-                    if cached == Some(false) && !negated && !program.options.verify {
-                        continue;
+                    if let Some(known) = cached.filter(|_| !program.options.verify) {
+                        if known == negated {
+                            continue 'values;
+                        }
+                        // The rule matches (a match is cached only without
+                        // `capture`): only the transformed value is needed.
+                        let base = &self.data.entry(slot).value;
+                        self.memo
+                            .compute(&program.chains, slot, rule.transforms, base);
+                        let base = &self.data.entry(slot).value;
+                        let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                        break 'eval (known, Some(v.to_vec()));
                     }
                     let base = &self.data.entry(slot).value;
                     self.memo
@@ -371,7 +381,15 @@ impl Transaction {
                             .memo
                             .scan(pf, &program.chains, slot, rule.transforms, base);
                         if !pf.admits(bits, bit) {
-                            // No required literal occurs: the operator cannot match.
+                            // No required literal occurs: the operator cannot match,
+                            // which the result cache learns like an evaluated miss.
+                            if cached.is_none() && cache {
+                                match self.data.cached(slot, &program.caches) {
+                                    Some(e) => e.set_result(rule.index, false),
+                                    None => self.data.add_cost(slot, 1),
+                                }
+                            }
+                            let base = &self.data.entry(slot).value;
                             if program.options.verify {
                                 let v = self.memo.get(&program.chains, slot, rule.transforms, base);
                                 assert!(
@@ -390,7 +408,7 @@ impl Transaction {
                                 let name = self.display_name(c, &scratch);
                                 self.on_match(rule, name, v, false);
                             }
-                            continue;
+                            continue 'values;
                         }
                     }
                     let v = self.memo.get(
