@@ -359,6 +359,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
     }
+    program.group_masks = crate::value_cache::GroupMask::of_groups(&program.rules);
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
     }

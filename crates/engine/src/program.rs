@@ -157,6 +157,9 @@ pub struct Program {
     pub caches: Arc<crate::value_cache::ResultCache>,
     /// Rule ordering and early exit at run time (see [`crate::ordering`]).
     pub ordering: crate::ordering::Runtime,
+    /// By prefilter group: its rules as masks over rule indexes, when every one
+    /// is pure (see [`crate::value_cache::GroupMask`]).
+    pub group_masks: Vec<Option<crate::value_cache::GroupMask>>,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -186,6 +189,7 @@ impl Program {
             relevant_status: None,
             caches,
             ordering: crate::ordering::Runtime::default(),
+            group_masks: Vec::new(),
         }
     }
 

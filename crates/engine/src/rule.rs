@@ -45,6 +45,10 @@ pub struct KeyRegex {
     re: Regex,
     /// The lower-cased literal when the pattern is a plain substring.
     literal: Option<Vec<u8>>,
+    /// The lower-cased literal every match starts with, when the pattern is
+    /// anchored (`^_pk_ref`, `^pbjs-\w+$`): most keys are rejected without the
+    /// regex engine.
+    prefix: Vec<u8>,
 }
 
 impl KeyRegex {
@@ -60,6 +64,7 @@ impl KeyRegex {
         Ok(KeyRegex {
             re,
             literal: plain.then(|| pattern.to_ascii_lowercase().into_bytes()),
+            prefix: anchored_prefix(pattern),
         })
     }
 
@@ -67,8 +72,41 @@ impl KeyRegex {
     pub fn is_match(&self, key: &[u8]) -> bool {
         match &self.literal {
             Some(lit) => key.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit)),
-            None => self.re.is_match(key),
+            None => {
+                key.get(..self.prefix.len())
+                    .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
+                    && self.re.is_match(key)
+            }
         }
+    }
+}
+
+/// The literal an anchored pattern's matches start with: the letters, digits, `_`
+/// and `-` after a leading `^`, up to the first other character, without the last
+/// one when a quantifier or alternation may follow and apply to it alone. Empty
+/// when the pattern is not anchored (or has no top-level alternation-free prefix).
+fn anchored_prefix(pattern: &str) -> Vec<u8> {
+    let Some(rest) = pattern.strip_prefix('^') else {
+        return Vec::new();
+    };
+    // A top-level `|` would make `^` apply to one branch only.
+    if pattern.contains('|') {
+        return Vec::new();
+    }
+    // Not past `k` or `s`: case-insensitive Unicode matching also takes the
+    // Kelvin sign and the long s for them.
+    let lit: Vec<u8> = rest
+        .bytes()
+        .take_while(|b| {
+            (b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+                && !matches!(b.to_ascii_lowercase(), b'k' | b's')
+        })
+        .map(|b| b.to_ascii_lowercase())
+        .collect();
+    match rest.as_bytes().get(lit.len()) {
+        // `^ab?`, `^ab*`, `^ab{0,1}`: the last character is optional.
+        Some(b'?' | b'*' | b'{') => lit[..lit.len().saturating_sub(1)].to_vec(),
+        _ => lit,
     }
 }
 
@@ -325,4 +363,46 @@ pub enum Step {
     /// runs, but still counts for `skip` (v3 keeps the removals as exceptions that
     /// `RulesSet::evaluate` checks after the skip counter).
     Removed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchored_key_patterns_reject_by_prefix_exactly_as_the_regex() {
+        assert_eq!(anchored_prefix("^_pk_ref"), b"_p");
+        assert_eq!(anchored_prefix("^pbjs-\\w+$"), b"pbj");
+        assert_eq!(anchored_prefix("^_ga(?:_\\w+)?$"), b"_ga");
+        assert_eq!(anchored_prefix("^abc?"), b"ab");
+        assert_eq!(anchored_prefix("^ab|cd"), b"");
+        assert_eq!(anchored_prefix("__utm"), b"");
+        for (pattern, keys) in [
+            (
+                "^_pk_ref",
+                &["_pk_ref.1", "_PK_REF", "_p\u{212a}_ref", "x_pk_ref", "_p"][..],
+            ),
+            (
+                "^_ga(?:_\\w+)?$",
+                &["_ga", "_GA_X1", "_gid", "a_ga", ""][..],
+            ),
+            (
+                "^pbjs-\\w+$",
+                &["pbjs-a", "PBJS-b", "pbj\u{17f}-c", "pbjs-", "xpbjs-a"][..],
+            ),
+        ] {
+            let k = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));
+            let re = regex::bytes::RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            for key in keys {
+                assert_eq!(
+                    k.is_match(key.as_bytes()),
+                    re.is_match(key.as_bytes()),
+                    "{pattern} on {key}"
+                );
+            }
+        }
+    }
 }

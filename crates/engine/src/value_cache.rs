@@ -69,6 +69,69 @@ const EARLY_REPEATED: usize = 8;
 /// a `multiMatch` rule's.
 pub const MULTI: u32 = 1 << 31;
 
+/// The rules of one prefilter group (same targets and chain) as bit masks over
+/// rule indexes: a value for which every one of them is known not to match is left
+/// out of the group's union (sound: the union only decides whether those rules
+/// may match).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupMask {
+    /// (word index, mask), by word.
+    words: Vec<(u32, u64)>,
+    /// The group's rules are `multiMatch` (results kept in the third array).
+    multi: bool,
+    /// (result id, prefilter bit) of each rule.
+    members: Vec<(u32, u32)>,
+}
+
+impl GroupMask {
+    /// Masks of every prefilter group of `rules`; `None` for a group with a rule
+    /// whose results are never cached (not pure).
+    pub fn of_groups(rules: &[crate::rule::Rule]) -> Vec<Option<GroupMask>> {
+        let mut out: Vec<Option<GroupMask>> = Vec::new();
+        let mut pure: Vec<bool> = Vec::new();
+        for rule in rules {
+            let Some(g) = rule.prefilter_group else {
+                continue;
+            };
+            let g = g as usize;
+            if out.len() <= g {
+                out.resize(g + 1, None);
+                pure.resize(g + 1, true);
+            }
+            pure[g] &= rule.pure;
+            let m = out[g].get_or_insert_with(GroupMask::default);
+            m.multi = rule.multi_match;
+            if let Some(bit) = rule.prefilter {
+                let id = rule.index | if rule.multi_match { MULTI } else { 0 };
+                m.members.push((id, bit));
+            }
+            let (w, bit) = (rule.index / 64, 1u64 << (rule.index % 64));
+            match m.words.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, mask)) => *mask |= bit,
+                None => m.words.push((w, bit)),
+            }
+        }
+        for (m, p) in out.iter_mut().zip(pure) {
+            if !p {
+                *m = None;
+            }
+        }
+        out
+    }
+}
+
+impl GroupMask {
+    /// Learns from a value's prefilter scan (for the group's chain) that the rules
+    /// it does not admit cannot match the value.
+    pub fn learn(&self, entry: &ValueEntry, pf: &crate::prefilter::Prefilter, scan: &[u64]) {
+        for &(id, bit) in &self.members {
+            if !pf.admits(scan, bit) {
+                entry.set_result(id, false);
+            }
+        }
+    }
+}
+
 /// Everything cached for one value.
 #[derive(Debug)]
 pub struct ValueEntry {
@@ -119,6 +182,23 @@ impl ValueEntry {
         }
         let (matched, m) = self.bit(1, id)?;
         Some(matched.load(Ordering::Relaxed) & m != 0)
+    }
+
+    /// Whether every rule of a group is known not to match this value (then the
+    /// value can add nothing to the group's prefilter union).
+    pub fn known_clear(&self, group: &GroupMask) -> bool {
+        group.words.iter().all(|&(w, mask)| {
+            let w = w as usize;
+            if w >= self.words {
+                return false;
+            }
+            if group.multi {
+                self.bits[2 * self.words + w].load(Ordering::Relaxed) & mask == mask
+            } else {
+                self.bits[w].load(Ordering::Acquire) & mask == mask
+                    && self.bits[self.words + w].load(Ordering::Relaxed) & mask == 0
+            }
+        })
     }
 
     /// Records the result of rule `id` (for `MULTI` ids, only "no match" is kept).
@@ -459,6 +539,46 @@ mod tests {
             let v = if i < repeats { values } else { &[] };
             c.report(v.iter().copied());
         }
+    }
+
+    #[test]
+    fn a_group_is_known_clear_once_every_rule_is_known_not_to_match() {
+        let pf = crate::prefilter::Prefilter::build(&[
+            (0, vec![b"select".to_vec()]),
+            (1, vec![b"union".to_vec()]),
+        ])
+        .unwrap_or_else(|| panic!("literals"));
+        // Rules 3 and 70 (two words) with prefilter bits 0 and 1.
+        let group = GroupMask {
+            words: vec![(0, 1 << 3), (1, 1 << 6)],
+            multi: false,
+            members: vec![(3, 0), (70, 1)],
+        };
+        let e = ValueEntry::new(b"a union b"[..].into(), 100, 1);
+        assert!(!e.known_clear(&group));
+        let mut scan = Vec::new();
+        pf.scan(e.value(), &mut scan);
+        // The scan rules out rule 3 only: rule 70 must still be evaluated.
+        group.learn(&e, &pf, &scan);
+        assert_eq!((e.result(3), e.result(70)), (Some(false), None));
+        assert!(!e.known_clear(&group));
+        // Evaluated: a match keeps the group open, a miss clears it.
+        e.set_result(70, false);
+        assert!(e.known_clear(&group));
+        let m = ValueEntry::new(b"x"[..].into(), 100, 1);
+        m.set_result(3, false);
+        m.set_result(70, true);
+        assert!(!m.known_clear(&group));
+        // multiMatch groups use their own results.
+        let multi = GroupMask {
+            multi: true,
+            members: vec![(3 | MULTI, 0), (70 | MULTI, 1)],
+            ..group.clone()
+        };
+        assert!(!e.known_clear(&multi));
+        multi.learn(&e, &pf, &scan);
+        e.set_result(70 | MULTI, false);
+        assert!(e.known_clear(&multi));
     }
 
     #[test]

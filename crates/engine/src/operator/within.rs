@@ -26,6 +26,18 @@ impl Within {
 
 impl Operator for Within {
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
-        input.is_empty() || memmem::find(&self.haystack, input).is_some()
+        if input.is_empty() {
+            return true;
+        }
+        // CRS lists (methods, headers, extensions) are short: a plain scan is
+        // cheaper than building a searcher for each input.
+        if self.haystack.len() <= 512 {
+            let first = input[0];
+            return self
+                .haystack
+                .windows(input.len())
+                .any(|w| w[0] == first && w == input);
+        }
+        memmem::find(&self.haystack, input).is_some()
     }
 }

@@ -130,12 +130,29 @@ impl Transaction {
             let mut expected: Option<Vec<u64>> = None;
             if cache {
                 let verify = program.options.verify;
+                // Every rule of the group known not to match this value: it adds
+                // nothing (cheaper than merging its scan).
+                if !verify {
+                    if let Some(Some(mask)) = program.group_masks.get(g) {
+                        if self
+                            .data
+                            .cached(slot, &program.caches)
+                            .is_some_and(|e| e.known_clear(mask))
+                        {
+                            continue;
+                        }
+                    }
+                }
                 let bits = &mut union.bits;
+                let mask = program.group_masks.get(g).and_then(Option::as_ref);
                 let hit = self.data.cached(slot, &program.caches).and_then(|e| {
                     e.scan_with(id, |cached| {
                         if verify {
                             expected = Some(cached.to_vec());
                         } else {
+                            if let Some(m) = mask {
+                                m.learn(e, pf, cached);
+                            }
                             for (u, b) in bits.iter_mut().zip(cached) {
                                 *u |= b;
                             }
@@ -156,7 +173,12 @@ impl Transaction {
                 );
             } else if cache {
                 match self.data.cached(slot, &program.caches) {
-                    Some(e) => e.set_scan(id, &value_bits),
+                    Some(e) => {
+                        e.set_scan(id, &value_bits);
+                        if let Some(Some(m)) = program.group_masks.get(g) {
+                            m.learn(e, pf, &value_bits);
+                        }
+                    }
                     None => self.data.add_cost(slot, 2),
                 }
             }
