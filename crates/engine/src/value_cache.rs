@@ -81,6 +81,8 @@ pub struct GroupMask {
     multi: bool,
     /// (result id, prefilter bit) of each rule.
     members: Vec<(u32, u32)>,
+    /// The group's number.
+    id: u32,
 }
 
 impl GroupMask {
@@ -99,7 +101,10 @@ impl GroupMask {
                 pure.resize(g + 1, true);
             }
             pure[g] &= rule.pure;
-            let m = out[g].get_or_insert_with(GroupMask::default);
+            let m = out[g].get_or_insert_with(|| GroupMask {
+                id: g as u32,
+                ..GroupMask::default()
+            });
             m.multi = rule.multi_match;
             if let Some(bit) = rule.prefilter {
                 let id = rule.index | if rule.multi_match { MULTI } else { 0 };
@@ -138,8 +143,9 @@ pub struct ValueEntry {
     value: Box<[u8]>,
     /// Words per bit array.
     words: usize,
-    /// Three bit arrays by rule index: result known, matched, `multiMatch` rule
-    /// known not to match.
+    /// Four bit arrays: by rule index, result known, matched, `multiMatch` rule
+    /// known not to match; by prefilter group, known clear (see
+    /// [`ValueEntry::known_clear`]). The group count never exceeds the rule count.
     bits: Box<[AtomicU64]>,
     scans: Scans,
     /// Transactions that found it in the current window.
@@ -154,7 +160,7 @@ impl ValueEntry {
         ValueEntry {
             value,
             words,
-            bits: (0..3 * words).map(|_| AtomicU64::new(0)).collect(),
+            bits: (0..4 * words).map(|_| AtomicU64::new(0)).collect(),
             scans: Scans::new(),
             hits: AtomicU32::new(0),
             cost,
@@ -187,7 +193,15 @@ impl ValueEntry {
     /// Whether every rule of a group is known not to match this value (then the
     /// value can add nothing to the group's prefilter union).
     pub fn known_clear(&self, group: &GroupMask) -> bool {
-        group.words.iter().all(|&(w, mask)| {
+        // Once clear, a group stays clear (results are only ever added): one bit.
+        let (w, m) = (group.id as usize / 64, 1u64 << (group.id % 64));
+        let Some(flag) = self.bits.get(3 * self.words + w).filter(|_| w < self.words) else {
+            return false;
+        };
+        if flag.load(Ordering::Relaxed) & m != 0 {
+            return true;
+        }
+        let clear = group.words.iter().all(|&(w, mask)| {
             let w = w as usize;
             if w >= self.words {
                 return false;
@@ -198,7 +212,11 @@ impl ValueEntry {
                 self.bits[w].load(Ordering::Acquire) & mask == mask
                     && self.bits[self.words + w].load(Ordering::Relaxed) & mask == 0
             }
-        })
+        });
+        if clear {
+            flag.fetch_or(m, Ordering::Relaxed);
+        }
+        clear
     }
 
     /// Records the result of rule `id` (for `MULTI` ids, only "no match" is kept).
@@ -553,6 +571,7 @@ mod tests {
             words: vec![(0, 1 << 3), (1, 1 << 6)],
             multi: false,
             members: vec![(3, 0), (70, 1)],
+            id: 5,
         };
         let e = ValueEntry::new(b"a union b"[..].into(), 100, 1);
         assert!(!e.known_clear(&group));
@@ -573,6 +592,7 @@ mod tests {
         let multi = GroupMask {
             multi: true,
             members: vec![(3 | MULTI, 0), (70 | MULTI, 1)],
+            id: 6,
             ..group.clone()
         };
         assert!(!e.known_clear(&multi));
