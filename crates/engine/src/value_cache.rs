@@ -57,6 +57,12 @@ pub const SCANS_MAX: usize = 64;
 /// Most distinct scans kept per entry (chains that leave a value unchanged share
 /// one).
 pub const DISTINCT_SCANS_MAX: usize = 16;
+/// Capture groups kept per value (for `capture` rules that match it).
+pub const CAPTURES_MAX: usize = 8;
+
+/// The groups a `capture` rule's match filled (group number, bytes), kept with the
+/// rule id.
+type Captured = (u32, Box<[(u8, Box<[u8]>)]>);
 /// One transaction in this many (per thread) reports its misses.
 pub const SAMPLE_EVERY: u32 = 4;
 /// Longest window (transactions).
@@ -148,6 +154,9 @@ pub struct ValueEntry {
     /// [`ValueEntry::known_clear`]). The group count never exceeds the rule count.
     bits: Box<[AtomicU64]>,
     scans: Scans,
+    /// Groups captured by matching `capture` rules, allocated on first use; each
+    /// slot is written once, so reads take no lock.
+    captures: OnceLock<Box<[OnceLock<Captured>]>>,
     /// Transactions that found it in the current window.
     hits: AtomicU32,
     /// Its processing cost when it was admitted.
@@ -162,6 +171,7 @@ impl ValueEntry {
             words,
             bits: (0..4 * words).map(|_| AtomicU64::new(0)).collect(),
             scans: Scans::new(),
+            captures: OnceLock::new(),
             hits: AtomicU32::new(0),
             cost,
         }
@@ -234,6 +244,60 @@ impl ValueEntry {
         }
         if let Some((w, m)) = self.bit(0, id) {
             w.fetch_or(m, Ordering::Release);
+        }
+    }
+
+    /// The groups rule `id` captured on this value (when its match was cached
+    /// with them): fills `out` and returns true.
+    pub fn captures_into(&self, id: u32, out: &mut crate::operator::Captures) -> bool {
+        let Some(slots) = self.captures.get() else {
+            return false;
+        };
+        for slot in slots.iter() {
+            match slot.get() {
+                Some((rule, groups)) if *rule == id => {
+                    out.clear();
+                    for (i, bytes) in groups.iter() {
+                        out.set(usize::from(*i), bytes);
+                    }
+                    return true;
+                }
+                Some(_) => {}
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Records a match of `capture` rule `id` with its groups, then the result
+    /// (a reader that sees the match finds the groups). Nothing is recorded past
+    /// [`CAPTURES_MAX`] rules.
+    pub fn set_match_with_captures(&self, id: u32, captures: &crate::operator::Captures) {
+        let slots = self.captures.get_or_init(|| {
+            (0..CAPTURES_MAX)
+                .map(|_| OnceLock::new())
+                .collect::<Vec<_>>()
+                .into_boxed_slice()
+        });
+        let groups: Box<[(u8, Box<[u8]>)]> = (0..captures.len().min(10))
+            .filter_map(|i| captures.get(i).map(|b| (i as u8, Box::from(b))))
+            .collect();
+        let mut value = (id, groups);
+        for slot in slots.iter() {
+            if slot.get().is_none() {
+                match slot.set(value) {
+                    Ok(()) => {
+                        self.set_result(id, true);
+                        return;
+                    }
+                    // Another thread filled the slot first.
+                    Err(v) => value = v,
+                }
+            }
+            if slot.get().is_some_and(|(rule, _)| *rule == id) {
+                self.set_result(id, true);
+                return;
+            }
         }
     }
 
@@ -599,6 +663,33 @@ mod tests {
         multi.learn(&e, &pf, &scan);
         e.set_result(70 | MULTI, false);
         assert!(e.known_clear(&multi));
+    }
+
+    #[test]
+    fn matches_of_capture_rules_are_cached_with_their_groups() {
+        let e = ValueEntry::new(b"abc"[..].into(), 100, 1);
+        let mut groups = crate::operator::Captures::default();
+        let mut out = crate::operator::Captures::default();
+        assert!(!e.captures_into(9, &mut out));
+        groups.set(0, b"abc");
+        groups.set(2, b"c");
+        e.set_match_with_captures(9, &groups);
+        assert_eq!(e.result(9), Some(true));
+        assert!(e.captures_into(9, &mut out));
+        assert_eq!(
+            (out.get(0), out.get(1), out.get(2), out.len()),
+            (Some(&b"abc"[..]), None, Some(&b"c"[..]), 3)
+        );
+        // Recording the same rule again keeps one slot; past CAPTURES_MAX rules
+        // nothing is recorded (and the result stays unknown).
+        e.set_match_with_captures(9, &groups);
+        for id in 10..10 + CAPTURES_MAX as u32 {
+            e.set_match_with_captures(id, &groups);
+        }
+        let last = 10 + CAPTURES_MAX as u32 - 1;
+        assert_eq!(e.result(last - 1), Some(true));
+        assert_eq!(e.result(last), None);
+        assert!(!e.captures_into(last, &mut out));
     }
 
     #[test]

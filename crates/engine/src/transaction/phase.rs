@@ -359,12 +359,21 @@ impl Transaction {
                     } else {
                         None
                     };
-                    if let Some(known) = cached.filter(|_| !program.options.verify) {
+                    // A cached match of a `capture` rule comes with its groups
+                    // (into `self.captures`); without them, evaluate.
+                    let known = cached.filter(|_| !program.options.verify).filter(|&k| {
+                        k == negated
+                            || !(k && rule.capture)
+                            || self
+                                .data
+                                .cached(slot, &program.caches)
+                                .is_some_and(|e| e.captures_into(rule.index, &mut self.captures))
+                    });
+                    if let Some(known) = known {
                         if known == negated {
                             continue 'values;
                         }
-                        // The rule matches (a match is cached only without
-                        // `capture`): only the transformed value is needed.
+                        // The rule matches: only the transformed value is needed.
                         let base = &self.data.entry(slot).value;
                         self.memo
                             .compute(&program.chains, slot, rule.transforms, base);
@@ -433,8 +442,23 @@ impl Transaction {
                         }
                     }
                     let matched = (hit != negated).then(|| v.to_vec());
-                    if cached.is_none() && cache && !(rule.capture && hit) {
+                    if cached == Some(true) && rule.capture && program.options.verify {
+                        let mut groups = crate::operator::Captures::default();
+                        let found = self
+                            .data
+                            .cached(slot, &program.caches)
+                            .is_some_and(|e| e.captures_into(rule.index, &mut groups));
+                        assert!(
+                            found && (0..10).all(|i| groups.get(i) == self.captures.get(i)),
+                            "cached groups of rule {} differ",
+                            rule.chain_id
+                        );
+                    }
+                    if cached.is_none() && cache {
                         match self.data.cached(slot, &program.caches) {
+                            Some(e) if rule.capture && hit => {
+                                e.set_match_with_captures(rule.index, &self.captures)
+                            }
                             Some(e) => e.set_result(rule.index, hit),
                             None => self.data.add_cost(slot, 1),
                         }

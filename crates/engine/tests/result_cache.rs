@@ -1,0 +1,80 @@
+//! The Rule Result Cache across transactions: a repeated value's cached results
+//! (matches of `capture` rules with their groups included) give the same effects as
+//! evaluating the rules.
+
+use std::sync::Arc;
+
+use engine::operator::Captures;
+use engine::value_cache::ResultCache;
+use engine::{Connection, Options, Program, Transaction};
+
+fn program(rules: &str) -> Arc<Program> {
+    let mut p = Program::from_str_with("cache.conf", rules, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Windows rebuilt on the reporting thread: admission is deterministic in time.
+    let prog = Arc::get_mut(&mut p).unwrap_or_else(|| panic!("shared"));
+    prog.caches = Arc::new(ResultCache::with_capacity(prog.rules.len(), 64, true));
+    p
+}
+
+fn run(program: &Arc<Program>, uri: &str) -> Transaction {
+    let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
+    tx.process_uri(uri, "GET", "HTTP/1.1");
+    tx.process_request_headers();
+    tx
+}
+
+#[test]
+fn cached_matches_of_capture_rules_replay_their_groups() {
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRule ARGS:a "@rx ^(x+)(y?)$" "id:1,phase:1,capture,pass,nolog,setvar:'tx.got=%{tx.1}-%{tx.2}'"
+SecRule ARGS:b "@rx ^(\d+)$" "id:2,phase:1,capture,pass,nolog,setvar:'tx.num=%{tx.0}'"
+"#,
+    );
+    for i in 0..400 {
+        let (a, want) = if i % 2 == 0 {
+            ("xxxy", "xxx-y")
+        } else {
+            ("xx", "xx-")
+        };
+        // `b` alternates between a match and a value the rule does not match.
+        let (b, num) = if i % 3 == 0 {
+            ("42", Some("42"))
+        } else {
+            ("n", None)
+        };
+        let tx = run(&p, &format!("/?a={a}&b={b}"));
+        assert_eq!(tx.tx("got"), Some(want.as_bytes()), "request {i}");
+        assert_eq!(tx.tx("num"), num.map(str::as_bytes), "request {i}");
+        let ids: Vec<u32> = tx.matched_rules().iter().map(|m| m.id).collect();
+        assert!(ids.is_empty(), "nolog rules are not listed: {ids:?}");
+    }
+    // The values were admitted and their matches replayed from the cache.
+    let idx = |id: u32| {
+        p.rules
+            .iter()
+            .position(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}")) as u32
+    };
+    for (value, id, group0) in [
+        (&b"xxxy"[..], 1, &b"xxxy"[..]),
+        (b"xx", 1, b"xx"),
+        (b"42", 2, b"42"),
+    ] {
+        let e = p
+            .caches
+            .lookup(value)
+            .unwrap_or_else(|| panic!("{value:?} not admitted"));
+        assert_eq!(e.result(idx(id)), Some(true));
+        let mut c = Captures::default();
+        assert!(e.captures_into(idx(id), &mut c));
+        assert_eq!(c.get(0), Some(group0));
+    }
+    let e = p
+        .caches
+        .lookup(b"n")
+        .unwrap_or_else(|| panic!("n not admitted"));
+    assert_eq!(e.result(idx(2)), Some(false));
+}
