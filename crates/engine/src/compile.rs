@@ -314,7 +314,17 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
                 }
             }
         }
-        let pf = Prefilter::build_tests(&tests);
+        let mut pf = Prefilter::build_tests(&tests);
+        if let Some(pf) = &mut pf {
+            // The response body is read only by the rules that name it: a smaller,
+            // faster automaton over their literals scans it.
+            let long: std::collections::HashSet<u32> = rules
+                .iter()
+                .filter(|r| r.targets.iter().any(|t| t.var == Var::ResponseBody))
+                .filter_map(|r| r.prefilter)
+                .collect();
+            pf.add_long(&tests, |bit| long.contains(&bit));
+        }
         if pf.is_none() {
             for rule in &mut rules {
                 rule.prefilter = None;

@@ -7,6 +7,7 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::operator::pcre::{translate, Dialect, Translation};
 use crate::rule::CompiledOp;
+use crate::variable::Var;
 use crate::Program;
 
 /// A small deterministic generator (xorshift64*).
@@ -95,7 +96,8 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
         .as_ref()
         .unwrap_or_else(|| panic!("no prefilter"));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut rules_checked, mut matches_checked) = (0, 0);
+    let (mut rules_checked, mut matches_checked, mut long_checked) = (0, 0, 0);
+    assert!(pf.has_long(), "no long-value automaton");
     let mut bits = Vec::new();
     for rule in &program.rules {
         let (Some(bit), CompiledOp::Static(op)) = (rule.prefilter, &rule.operator.op) else {
@@ -134,9 +136,26 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
                 rule.chain_id,
                 String::from_utf8_lossy(&s)
             );
+            // Response-body rules: the long-value automaton admits it too.
+            if rule.targets.iter().any(|t| t.var == Var::ResponseBody) {
+                long_checked += 1;
+                bits.clear();
+                bits.resize(pf.scan_words(), 0);
+                pf.scan_long_into(&s, &mut bits);
+                assert!(
+                    pf.admits(&bits, bit),
+                    "rule {} matches {:?} but the long-value scan does not admit it",
+                    rule.chain_id,
+                    String::from_utf8_lossy(&s)
+                );
+            }
         }
     }
     assert!(rules_checked > 200, "only {rules_checked} rules checked");
+    assert!(
+        long_checked > 500,
+        "only {long_checked} response-body matches checked"
+    );
     assert!(
         matches_checked > rules_checked * 20,
         "only {matches_checked} matching strings generated"

@@ -74,6 +74,9 @@ const EARLY_REPEATED: usize = 8;
 /// Marks a scan id as the union over every prefix of the chain, or a result id as
 /// a `multiMatch` rule's.
 pub const MULTI: u32 = 1 << 31;
+/// Marks a scan id as a scan by the prefilter's long-value automaton (the response
+/// body's), kept apart from the plain scans of the same bytes.
+pub const LONG: u32 = 1 << 30;
 
 /// The rules of one prefilter group (same targets and chain) as bit masks over
 /// rule indexes: a value for which every one of them is known not to match is left

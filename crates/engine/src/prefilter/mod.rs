@@ -57,6 +57,21 @@ pub struct Prefilter {
     always: Vec<u64>,
     /// Byte requirements by rule bit.
     bytes: Vec<Option<ByteReq>>,
+    /// The automaton for long values (see [`Prefilter::add_long`]).
+    long: Option<LongScan>,
+}
+
+/// A second automaton over the literals of the rules that read one long variable
+/// (the response body): small because it holds only those rules' literals (and
+/// case-sensitive over the lower-cased value), so a long value is scanned faster
+/// per byte (R2-10k's 10 KB body: 1.85 M -> 1.33 M instructions for its two scans).
+/// A scan with it sets the bits of those rules only (and of the rules without
+/// literals), so it is used only for values no other rule reads. A DFA would be
+/// faster still but takes 31 MB for the CRS's 2,363 response-body literals.
+#[derive(Debug, Clone)]
+struct LongScan {
+    ac: AhoCorasick,
+    literal_rules: Vec<Vec<u32>>,
 }
 
 impl Prefilter {
@@ -76,33 +91,18 @@ impl Prefilter {
 
     /// Builds the prefilter from the rules' tests; `None` when no rule has one.
     pub fn build_tests(tests: &[RuleTest]) -> Option<Prefilter> {
-        let mut literals: Vec<Vec<u8>> = Vec::new();
-        let mut index: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
-        let mut literal_rules: Vec<Vec<u32>> = Vec::new();
         let rules = tests.iter().map(|t| t.bit + 1).max().unwrap_or(0);
         let mut always = vec![0u64; (rules as usize).div_ceil(64)];
         let mut bytes: Vec<Option<ByteReq>> = vec![None; rules as usize];
         let mut useful = false;
         for t in tests {
-            let bit = t.bit;
-            bytes[bit as usize] = t.bytes.clone();
+            bytes[t.bit as usize] = t.bytes.clone();
             useful |= t.bytes.is_some();
-            let Some(set) = &t.literals else {
-                always[(bit / 64) as usize] |= 1 << (bit % 64);
-                continue;
-            };
-            for lit in set {
-                let key = lit.to_ascii_lowercase();
-                let i = *index.entry(key.clone()).or_insert_with(|| {
-                    literals.push(key);
-                    literal_rules.push(Vec::new());
-                    literals.len() - 1
-                });
-                if literal_rules[i].last() != Some(&bit) {
-                    literal_rules[i].push(bit);
-                }
+            if t.literals.is_none() {
+                always[(t.bit / 64) as usize] |= 1 << (t.bit % 64);
             }
         }
+        let (literals, literal_rules) = index_literals(tests.iter());
         if literals.is_empty() && !useful {
             return None;
         }
@@ -133,7 +133,31 @@ impl Prefilter {
             rules,
             always,
             bytes,
+            long: None,
         })
+    }
+
+    /// Adds the long-value automaton over the literals of the tests whose bit
+    /// `in_subset` selects (the rules that read the long variable); nothing when
+    /// none has literals.
+    pub fn add_long(&mut self, tests: &[RuleTest], in_subset: impl Fn(u32) -> bool) {
+        let (literals, literal_rules) = index_literals(tests.iter().filter(|t| in_subset(t.bit)));
+        if literals.is_empty() {
+            return;
+        }
+        // Literals are lower-case and the scan lower-cases the value first: a
+        // case-sensitive automaton, smaller than a case-insensitive one.
+        let ac = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(&literals)
+            .ok();
+        self.long = ac.map(|ac| LongScan { ac, literal_rules });
+    }
+
+    /// Whether a long-value automaton exists.
+    pub fn has_long(&self) -> bool {
+        self.long.is_some()
     }
 
     /// Words of a rule bit set.
@@ -171,6 +195,28 @@ impl Prefilter {
         }
     }
 
+    /// As [`Prefilter::scan_into`] with the long-value automaton (the plain one when
+    /// there is none): only the bits of the rules given to [`Prefilter::add_long`]
+    /// (and of the rules without literals) are set.
+    pub fn scan_long_into(&self, value: &[u8], scan: &mut [u64]) {
+        let Some(long) = &self.long else {
+            return self.scan_into(value, scan);
+        };
+        let words = self.words();
+        for (s, a) in scan.iter_mut().zip(&self.always) {
+            *s |= a;
+        }
+        let lower = value.to_ascii_lowercase();
+        for m in long.ac.find_overlapping_iter(&lower) {
+            for &r in &long.literal_rules[m.pattern().as_usize()] {
+                scan[(r / 64) as usize] |= 1 << (r % 64);
+            }
+        }
+        if let Some(p) = scan.get_mut(words..) {
+            bytes::presence(value, p);
+        }
+    }
+
     /// Whether the rule with `bit` may match a value (or one of the values) with
     /// this scan result: one of its literals occurred and every byte set it
     /// requires has a byte present.
@@ -197,6 +243,28 @@ impl Prefilter {
     }
 }
 
+/// The distinct lower-cased literals of `tests`, and for each the bits of the
+/// rules it admits.
+fn index_literals<'a>(tests: impl Iterator<Item = &'a RuleTest>) -> (Vec<Vec<u8>>, Vec<Vec<u32>>) {
+    let mut literals: Vec<Vec<u8>> = Vec::new();
+    let mut index: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+    let mut literal_rules: Vec<Vec<u32>> = Vec::new();
+    for t in tests {
+        for lit in t.literals.iter().flatten() {
+            let key = lit.to_ascii_lowercase();
+            let i = *index.entry(key.clone()).or_insert_with(|| {
+                literals.push(key);
+                literal_rules.push(Vec::new());
+                literals.len() - 1
+            });
+            if literal_rules[i].last() != Some(&t.bit) {
+                literal_rules[i].push(t.bit);
+            }
+        }
+    }
+    (literals, literal_rules)
+}
+
 /// Whether `bit` is set.
 pub fn has(bits: &[u64], bit: u32) -> bool {
     bits.get((bit / 64) as usize)
@@ -219,6 +287,40 @@ mod tests {
         pf.scan(b"xSELECTx", &mut bits);
         assert!(has(&bits, 0) && has(&bits, 1) && !has(&bits, 2));
         assert!(pf.admits(&bits, 0) && !pf.admits(&bits, 2));
+    }
+
+    #[test]
+    fn the_long_value_automaton_sets_the_bits_of_its_rules_as_the_plain_one() {
+        let tests: Vec<RuleTest> = [(0, "select"), (1, "union"), (2, "error in")]
+            .iter()
+            .map(|(bit, lit)| RuleTest {
+                bit: *bit,
+                literals: Some(vec![lit.as_bytes().to_vec()]),
+                bytes: None,
+            })
+            .chain(std::iter::once(RuleTest {
+                bit: 3,
+                literals: None,
+                bytes: None,
+            }))
+            .collect();
+        let mut pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
+        assert!(!pf.has_long());
+        pf.add_long(&tests, |bit| bit != 1);
+        assert!(pf.has_long());
+        for value in [&b"SQL Error In select UNION"[..], b"nothing", b"errOR in"] {
+            let (mut plain, mut long) = (Vec::new(), Vec::new());
+            pf.scan(value, &mut plain);
+            long.resize(pf.scan_words(), 0);
+            pf.scan_long_into(value, &mut long);
+            for bit in [0, 2, 3] {
+                assert_eq!(pf.admits(&plain, bit), pf.admits(&long, bit), "{bit}");
+            }
+            // Rule 1 is not in the subset: never set by the long scan.
+            assert!(!has(&long, 1));
+            // Presence words are the same.
+            assert_eq!(plain[pf.words()..], long[pf.words()..]);
+        }
     }
 
     #[test]

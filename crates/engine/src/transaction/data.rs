@@ -120,6 +120,14 @@ impl Data {
         self.generation
     }
 
+    /// The slot of the response body (scanned with the prefilter's long-value
+    /// automaton), once set.
+    pub fn response_body_slot(&self) -> Option<u32> {
+        self.lists[crate::variable::Var::ResponseBody as usize]
+            .first()
+            .copied()
+    }
+
     /// The slots of a variable's values.
     pub fn slots(&self, var: Var) -> &[u32] {
         &self.lists[var as usize]

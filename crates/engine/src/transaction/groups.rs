@@ -53,9 +53,10 @@ impl Transaction {
         self.memo
             .compute(&program.chains, slot, rule.transforms, base);
         let mut chain = rule.transforms;
+        let long = self.data.response_body_slot() == Some(slot);
         loop {
             let base = &self.data.entry(slot).value;
-            let bits = self.memo.scan(pf, &program.chains, slot, chain, base);
+            let bits = self.memo.scan(pf, &program.chains, slot, chain, base, long);
             for (u, b) in out.iter_mut().zip(bits) {
                 *u |= b;
             }
@@ -116,6 +117,7 @@ impl Transaction {
                 0
             };
         let mut value_bits: Vec<u64> = Vec::new();
+        let body = self.data.response_body_slot();
         for c in &cands {
             let Src::Slot(slot) = c.src else {
                 union.unknown = true;
@@ -128,6 +130,13 @@ impl Transaction {
             // A repeated value's scan comes from the result cache (verification
             // recomputes it and compares).
             let mut expected: Option<Vec<u64>> = None;
+            // The response body's scans come from the long-value automaton: kept
+            // apart from scans of the same bytes in other variables.
+            let id = if Some(slot) == body {
+                id | crate::value_cache::LONG
+            } else {
+                id
+            };
             if cache {
                 let verify = program.options.verify;
                 // Every rule of the group known not to match this value: it adds

@@ -134,7 +134,9 @@ impl TransformMemo {
     }
 
     /// The prefilter's rule bits for `(slot, chain)`, scanning each distinct byte
-    /// string once; call [`TransformMemo::compute`] first.
+    /// string once; call [`TransformMemo::compute`] first. `long`: the slot is the
+    /// long variable only the long-value automaton's rules read (see
+    /// [`crate::prefilter::Prefilter::add_long`]).
     pub fn scan(
         &mut self,
         prefilter: &crate::prefilter::Prefilter,
@@ -142,6 +144,7 @@ impl TransformMemo {
         slot: u32,
         chain: ChainId,
         base: &[u8],
+        long: bool,
     ) -> &[u64] {
         let owner = match self.link(slot, chain) {
             Some(l) => l.scan,
@@ -154,7 +157,12 @@ impl TransformMemo {
                 let o = self.bits.len();
                 let mut bits = std::mem::take(&mut self.bits);
                 bits.resize(o + words, 0);
-                prefilter.scan_into(self.get(chains, slot, owner, base), &mut bits[o..]);
+                let value = self.get(chains, slot, owner, base);
+                if long {
+                    prefilter.scan_long_into(value, &mut bits[o..]);
+                } else {
+                    prefilter.scan_into(value, &mut bits[o..]);
+                }
                 self.bits = bits;
                 self.scans.insert((slot, owner), o as u32);
                 o
@@ -216,9 +224,9 @@ mod tests {
         // Lower-casing changes only case: it shares the raw value's scan.
         assert_eq!(memo.link(7, lower).map(|l| l.scan), Some(0));
         assert_eq!(memo.link(7, lower_url).map(|l| l.scan), Some(lower_url));
-        let raw = memo.scan(&pf, &chains, 7, lower, base).to_vec();
+        let raw = memo.scan(&pf, &chains, 7, lower, base, false).to_vec();
         assert!(has(&raw, 0) && !has(&raw, 1));
-        let decoded = memo.scan(&pf, &chains, 7, lower_url, base).to_vec();
+        let decoded = memo.scan(&pf, &chains, 7, lower_url, base, false).to_vec();
         assert!(has(&decoded, 0) && has(&decoded, 1));
         // Cleared and reused: same results, no stale entries.
         memo.clear();

@@ -385,10 +385,11 @@ impl Transaction {
                     self.memo
                         .compute(&program.chains, slot, rule.transforms, base);
                     if let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) {
+                        let long = self.data.response_body_slot() == Some(slot);
                         let base = &self.data.entry(slot).value;
-                        let bits = self
-                            .memo
-                            .scan(pf, &program.chains, slot, rule.transforms, base);
+                        let bits =
+                            self.memo
+                                .scan(pf, &program.chains, slot, rule.transforms, base, long);
                         if !pf.admits(bits, bit) {
                             // No required literal occurs: the operator cannot match,
                             // which the result cache learns like an evaluated miss.
