@@ -132,9 +132,7 @@ impl GroupMask {
         }
         out
     }
-}
 
-impl GroupMask {
     /// Learns from a value's prefilter scan (for the group's chain) that the rules
     /// it does not admit cannot match the value.
     pub fn learn(&self, entry: &ValueEntry, pf: &crate::prefilter::Prefilter, scan: &[u64]) {

@@ -179,18 +179,30 @@ impl Prefilter {
 
     /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
-        let words = self.words();
+        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, value, scan);
+    }
+
+    /// The always-admitted bits, the bits of the literals `ac` finds in `haystack`
+    /// (mapped through `literal_rules`), and `value`'s presence set.
+    fn scan_with(
+        &self,
+        ac: Option<&AhoCorasick>,
+        literal_rules: &[Vec<u32>],
+        haystack: &[u8],
+        value: &[u8],
+        scan: &mut [u64],
+    ) {
         for (s, a) in scan.iter_mut().zip(&self.always) {
             *s |= a;
         }
-        if let Some(ac) = &self.ac {
-            for m in ac.find_overlapping_iter(value) {
-                for &r in &self.literal_rules[m.pattern().as_usize()] {
+        if let Some(ac) = ac {
+            for m in ac.find_overlapping_iter(haystack) {
+                for &r in &literal_rules[m.pattern().as_usize()] {
                     scan[(r / 64) as usize] |= 1 << (r % 64);
                 }
             }
         }
-        if let Some(p) = scan.get_mut(words..) {
+        if let Some(p) = scan.get_mut(self.words()..) {
             bytes::presence(value, p);
         }
     }
@@ -202,19 +214,8 @@ impl Prefilter {
         let Some(long) = &self.long else {
             return self.scan_into(value, scan);
         };
-        let words = self.words();
-        for (s, a) in scan.iter_mut().zip(&self.always) {
-            *s |= a;
-        }
         let lower = value.to_ascii_lowercase();
-        for m in long.ac.find_overlapping_iter(&lower) {
-            for &r in &long.literal_rules[m.pattern().as_usize()] {
-                scan[(r / 64) as usize] |= 1 << (r % 64);
-            }
-        }
-        if let Some(p) = scan.get_mut(words..) {
-            bytes::presence(value, p);
-        }
+        self.scan_with(Some(&long.ac), &long.literal_rules, &lower, value, scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with

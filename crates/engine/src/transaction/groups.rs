@@ -118,6 +118,7 @@ impl Transaction {
             };
         let mut value_bits: Vec<u64> = Vec::new();
         let body = self.data.response_body_slot();
+        let mask = program.group_masks.get(g).and_then(Option::as_ref);
         for c in &cands {
             let Src::Slot(slot) = c.src else {
                 union.unknown = true;
@@ -141,19 +142,16 @@ impl Transaction {
                 let verify = program.options.verify;
                 // Every rule of the group known not to match this value: it adds
                 // nothing (cheaper than merging its scan).
-                if !verify {
-                    if let Some(Some(mask)) = program.group_masks.get(g) {
-                        if self
-                            .data
-                            .cached(slot, &program.caches)
-                            .is_some_and(|e| e.known_clear(mask))
-                        {
-                            continue;
-                        }
+                if let (false, Some(m)) = (verify, mask) {
+                    if self
+                        .data
+                        .cached(slot, &program.caches)
+                        .is_some_and(|e| e.known_clear(m))
+                    {
+                        continue;
                     }
                 }
                 let bits = &mut union.bits;
-                let mask = program.group_masks.get(g).and_then(Option::as_ref);
                 let hit = self.data.cached(slot, &program.caches).and_then(|e| {
                     e.scan_with(id, |cached| {
                         if verify {
@@ -184,7 +182,7 @@ impl Transaction {
                 match self.data.cached(slot, &program.caches) {
                     Some(e) => {
                         e.set_scan(id, &value_bits);
-                        if let Some(Some(m)) = program.group_masks.get(g) {
+                        if let Some(m) = mask {
                             m.learn(e, pf, &value_bits);
                         }
                     }
