@@ -64,8 +64,10 @@ impl Transaction {
                 };
                 if hit != negated {
                     matched_any = true;
-                    let name = self.display_name(c, scratch);
-                    self.on_match(rule, name, value, hit);
+                    let mut e = self.state.matched_vars.spare();
+                    self.display_name_into(c, scratch, &mut e.0);
+                    e.1.extend_from_slice(&value);
+                    self.on_match(rule, e, hit);
                 }
             }
         }

@@ -44,6 +44,9 @@ pub struct TransformMemo {
     used: usize,
     /// Prefilter scans: (slot, chain owning the bytes) -> offset in `bits`.
     scans: FxHashMap<(u32, ChainId), u32>,
+    /// The same scans by (slot, hash of the scanned bytes) -> (chain owning the
+    /// bytes, offset in `bits`); a hit is confirmed by comparing the bytes.
+    by_bytes: FxHashMap<(u32, u64), (ChainId, u32)>,
     bits: Vec<u64>,
 }
 
@@ -53,6 +56,7 @@ impl TransformMemo {
         self.index.clear();
         self.used = 0;
         self.scans.clear();
+        self.by_bytes.clear();
         self.bits.clear();
     }
 
@@ -154,16 +158,33 @@ impl TransformMemo {
         let offset = match self.scans.get(&(slot, owner)) {
             Some(&o) => o as usize,
             None => {
-                let o = self.bits.len();
-                let mut bits = std::mem::take(&mut self.bits);
-                bits.resize(o + words, 0);
                 let value = self.get(chains, slot, owner, base);
-                if long {
-                    prefilter.scan_long_into(value, &mut bits[o..]);
-                } else {
-                    prefilter.scan_into(value, &mut bits[o..]);
-                }
-                self.bits = bits;
+                let hash = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = rustc_hash::FxHasher::default();
+                    value.hash(&mut h);
+                    h.finish()
+                };
+                let same = self.by_bytes.get(&(slot, hash)).and_then(|&(other, o)| {
+                    (self.get(chains, slot, other, base) == value).then_some(o as usize)
+                });
+                let o = match same {
+                    Some(o) => o,
+                    None => {
+                        let o = self.bits.len();
+                        let mut bits = std::mem::take(&mut self.bits);
+                        bits.resize(o + words, 0);
+                        let value = self.get(chains, slot, owner, base);
+                        if long {
+                            prefilter.scan_long_into(value, &mut bits[o..]);
+                        } else {
+                            prefilter.scan_into(value, &mut bits[o..]);
+                        }
+                        self.bits = bits;
+                        self.by_bytes.insert((slot, hash), (owner, o as u32));
+                        o
+                    }
+                };
                 self.scans.insert((slot, owner), o as u32);
                 o
             }
@@ -233,5 +254,34 @@ mod tests {
         memo.compute(&chains, 7, lower, b"X");
         assert_eq!(memo.get(&chains, 7, lower, b"X"), b"x");
         assert_eq!(memo.get(&chains, 7, lower_url, b"X"), b"x");
+    }
+
+    #[test]
+    fn chains_giving_the_same_bytes_share_one_scan() {
+        let mut chains = ChainTable::new();
+        let url = chains.intern(&[Transformation::UrlDecode]);
+        let utf_url = chains.intern(&[Transformation::Utf8ToUnicode, Transformation::UrlDecode]);
+        let trim = chains.intern(&[Transformation::Trim]);
+        let pf = Prefilter::build(&[(0, vec![b"a b".to_vec()])]).unwrap_or_else(|| panic!("lit"));
+        let mut memo = TransformMemo::default();
+        let base = b"a+b ";
+        for c in [url, utf_url, trim] {
+            memo.compute(&chains, 3, c, base);
+        }
+        let words = pf.scan_words();
+        let a = memo.scan(&pf, &chains, 3, url, base, false).to_vec();
+        let b = memo.scan(&pf, &chains, 3, utf_url, base, false).to_vec();
+        assert_eq!(a, b);
+        assert!(has(&a, 0));
+        // One scan for both chains.
+        assert_eq!(memo.bits.len(), words);
+        // Other bytes ("a+b"): a scan of their own, which does not admit the rule.
+        let c = memo.scan(&pf, &chains, 3, trim, base, false).to_vec();
+        assert!(!has(&c, 0));
+        assert_eq!(memo.bits.len(), 2 * words);
+        // The same bytes in another slot are scanned again (slots are separate).
+        memo.compute(&chains, 4, url, base);
+        memo.scan(&pf, &chains, 4, url, base, false);
+        assert_eq!(memo.bits.len(), 3 * words);
     }
 }

@@ -13,6 +13,7 @@ pub mod data;
 mod early_exit;
 mod geo;
 mod groups;
+mod matched;
 pub mod memo;
 mod phase;
 pub(crate) use phase::parse_int;
@@ -139,7 +140,7 @@ pub(crate) struct State {
     pub env: Collection,
     pub geo: Collection,
     /// MATCHED_VARS of the current rule (and chain); the last is MATCHED_VAR.
-    pub matched_vars: Vec<(String, Vec<u8>)>,
+    pub matched_vars: matched::MatchedVars,
     pub removed_ids: Vec<seclang::IdRange>,
     pub removed_tags: Vec<Arc<regex::bytes::Regex>>,
     pub removed_msgs: Vec<Arc<regex::bytes::Regex>>,
@@ -154,7 +155,7 @@ pub(crate) struct State {
 
 impl State {
     /// MATCHED_VAR and MATCHED_VAR_NAME: the last match.
-    pub fn matched_var(&self) -> Option<&(String, Vec<u8>)> {
+    pub fn matched_var(&self) -> Option<(&str, &[u8])> {
         self.matched_vars.last()
     }
 }

@@ -191,7 +191,10 @@ impl Transaction {
                 return m;
             }
             for (name, value) in &sr.matches {
-                self.on_match(rule, name.clone(), value.clone(), true);
+                let mut e = self.state.matched_vars.spare();
+                e.0.push_str(name);
+                e.1.extend_from_slice(value);
+                self.on_match(rule, e, true);
             }
             return !sr.matches.is_empty();
         }
@@ -327,8 +330,10 @@ impl Transaction {
                     any_hit |= hit;
                     if hit != negated {
                         matched_any = true;
-                        let name = self.display_name(c, &scratch);
-                        self.on_match(rule, name, value, hit);
+                        let mut e = self.state.matched_vars.spare();
+                        self.display_name_into(c, &scratch, &mut e.0);
+                        e.1.extend_from_slice(&value);
+                        self.on_match(rule, e, hit);
                     }
                 }
                 match (cached, cache_slot) {
@@ -379,7 +384,9 @@ impl Transaction {
                             .compute(&program.chains, slot, rule.transforms, base);
                         let base = &self.data.entry(slot).value;
                         let v = self.memo.get(&program.chains, slot, rule.transforms, base);
-                        break 'eval (known, Some(v.to_vec()));
+                        let mut e = self.state.matched_vars.spare();
+                        e.1.extend_from_slice(v);
+                        break 'eval (known, Some(e));
                     }
                     let base = &self.data.entry(slot).value;
                     self.memo
@@ -410,13 +417,12 @@ impl Transaction {
                                 );
                             }
                             if negated {
-                                let v = self
-                                    .memo
-                                    .get(&program.chains, slot, rule.transforms, base)
-                                    .to_vec();
+                                let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                                let mut e = self.state.matched_vars.spare();
+                                e.1.extend_from_slice(v);
                                 matched_any = true;
-                                let name = self.display_name(c, &scratch);
-                                self.on_match(rule, name, v, false);
+                                self.display_name_into(c, &scratch, &mut e.0);
+                                self.on_match(rule, e, false);
                             }
                             continue 'values;
                         }
@@ -442,7 +448,11 @@ impl Transaction {
                             );
                         }
                     }
-                    let matched = (hit != negated).then(|| v.to_vec());
+                    let matched = (hit != negated).then(|| {
+                        let mut e = self.state.matched_vars.spare();
+                        e.1.extend_from_slice(v);
+                        e
+                    });
                     if cached == Some(true) && rule.capture && program.options.verify {
                         let mut groups = crate::operator::Captures::default();
                         let found = self
@@ -479,20 +489,18 @@ impl Transaction {
                         self.captures.clear();
                     }
                     let hit = op.evaluate(&vbuf, rule.capture.then_some(&mut self.captures));
-                    (
-                        hit,
-                        if hit != negated {
-                            Some(vbuf.clone())
-                        } else {
-                            None
-                        },
-                    )
+                    let matched = (hit != negated).then(|| {
+                        let mut e = self.state.matched_vars.spare();
+                        e.1.extend_from_slice(&vbuf);
+                        e
+                    });
+                    (hit, matched)
                 }
             };
-            if let Some(value) = value {
+            if let Some(mut e) = value {
                 matched_any = true;
-                let name = self.display_name(c, &scratch);
-                self.on_match(rule, name, value, hit);
+                self.display_name_into(c, &scratch, &mut e.0);
+                self.on_match(rule, e, hit);
             }
         }
         self.vbuf = vbuf;
@@ -503,8 +511,9 @@ impl Transaction {
     }
 
     /// Per-match effects, in v3's order: captures into TX:0-9, MATCHED_VAR(S),
-    /// then the rule's `setvar`s.
-    pub(super) fn on_match(&mut self, rule: &Rule, name: String, value: Vec<u8>, hit: bool) {
+    /// then the rule's `setvar`s. `entry` (name, value) comes from
+    /// [`super::matched::MatchedVars::spare`].
+    pub(super) fn on_match(&mut self, rule: &Rule, entry: (String, Vec<u8>), hit: bool) {
         // v3 (Rx::evaluate) stores the groups of this match with storeOrUpdateFirst
         // and leaves the other TX:0-9 as they were: a group captured by an earlier
         // rule keeps its value.
@@ -515,7 +524,7 @@ impl Transaction {
                 }
             }
         }
-        self.state.matched_vars.push((name, value));
+        self.state.matched_vars.push(entry);
         self.run_setvars(rule);
     }
 
@@ -657,7 +666,7 @@ impl Transaction {
             let (mvn, mv) = self
                 .state
                 .matched_var()
-                .map(|(n, v)| (n.clone(), String::from_utf8_lossy(v).into_owned()))
+                .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v).into_owned()))
                 .unwrap_or_default();
             let record = MatchedRule {
                 id: rule.id,
@@ -748,7 +757,7 @@ impl Transaction {
                 .state
                 .matched_vars
                 .iter()
-                .map(|(n, _)| Sanitise::Matched(n.clone()))
+                .map(|(n, _)| Sanitise::Matched(n.to_string()))
                 .collect(),
             _ => Vec::new(),
         };

@@ -38,10 +38,10 @@ impl Transaction {
         }
     }
 
-    /// `ARGS:foo`, `REQUEST_URI`, `&ARGS`.
-    pub(crate) fn display_name(&self, c: &Candidate, scratch: &[Entry]) -> String {
+    /// The display name of a value (`ARGS:foo`, `REQUEST_URI`, `&ARGS`), appended
+    /// to `s`.
+    pub(crate) fn display_name_into(&self, c: &Candidate, scratch: &[Entry], s: &mut String) {
         let e = self.entry_of(c, scratch);
-        let mut s = String::new();
         if c.count {
             s.push('&');
         }
@@ -50,7 +50,6 @@ impl Transaction {
             s.push(':');
             s.push_str(&String::from_utf8_lossy(&e.key));
         }
-        s
     }
 
     fn push_slots(&self, var: Var, list: Var, sel: &KeySel, out: &mut Vec<Candidate>) {
@@ -142,8 +141,8 @@ impl Transaction {
                 }
             }
             Var::MatchedVars | Var::MatchedVarsNames => {
-                for (name, value) in &self.state.matched_vars {
-                    let key = name.split_once(':').map_or(name.as_str(), |(_, k)| k);
+                for (name, value) in self.state.matched_vars.iter() {
+                    let key = name.split_once(':').map_or(name, |(_, k)| k);
                     if sel.selects(key.as_bytes()) {
                         let v: &[u8] = if var == Var::MatchedVars {
                             value
@@ -244,9 +243,7 @@ impl Transaction {
         let owned = |s: String| Some(Cow::Owned(s.into_bytes()));
         match var {
             Var::MatchedVar => Some(Cow::Borrowed(
-                self.state
-                    .matched_var()
-                    .map_or(&b""[..], |(_, v)| v.as_slice()),
+                self.state.matched_var().map_or(&b""[..], |(_, v)| v),
             )),
             Var::MatchedVarName => Some(Cow::Borrowed(
                 self.state

@@ -1,0 +1,89 @@
+//! MATCHED_VARS of the current rule (and chain): the (name, value) of every value
+//! it matched, the last being MATCHED_VAR / MATCHED_VAR_NAME.
+//!
+//! A rule that does not match clears the list, which happens for most rules of
+//! every request, and a match appends to it, which CRS's setup rules do dozens of
+//! times per request. Entries past the current length keep their buffers, so a
+//! warm transaction appends without allocating: [`MatchedVars::spare`] hands out a
+//! cleared entry to fill and [`MatchedVars::push`] puts it back in place.
+
+/// The matched (name, value) pairs, in match order.
+#[derive(Debug, Default)]
+pub(crate) struct MatchedVars {
+    entries: Vec<(String, Vec<u8>)>,
+    len: usize,
+}
+
+impl MatchedVars {
+    /// Empties the list (keeping the buffers).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// A cleared entry whose buffers come from a spare slot: fill it and give it
+    /// to [`MatchedVars::push`].
+    pub fn spare(&mut self) -> (String, Vec<u8>) {
+        match self.entries.get_mut(self.len) {
+            Some((name, value)) => {
+                let mut e = (std::mem::take(name), std::mem::take(value));
+                e.0.clear();
+                e.1.clear();
+                e
+            }
+            None => Default::default(),
+        }
+    }
+
+    /// Appends an entry (into the spare slot [`MatchedVars::spare`] emptied).
+    pub fn push(&mut self, entry: (String, Vec<u8>)) {
+        match self.entries.get_mut(self.len) {
+            Some(slot) => *slot = entry,
+            None => self.entries.push(entry),
+        }
+        self.len += 1;
+    }
+
+    /// The last entry: MATCHED_VAR_NAME and MATCHED_VAR.
+    pub fn last(&self) -> Option<(&str, &[u8])> {
+        self.entries[..self.len]
+            .last()
+            .map(|(n, v)| (n.as_str(), v.as_slice()))
+    }
+
+    /// The entries in match order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &[u8])> {
+        self.entries[..self.len]
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_slice()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MatchedVars;
+
+    fn push_copy(m: &mut MatchedVars, name: &str, value: &[u8]) {
+        let mut e = m.spare();
+        e.0.push_str(name);
+        e.1.extend_from_slice(value);
+        m.push(e);
+    }
+
+    #[test]
+    fn cleared_entries_are_reused_and_never_seen_again() {
+        let mut m = MatchedVars::default();
+        push_copy(&mut m, "ARGS:a", b"first value");
+        push_copy(&mut m, "ARGS:b", b"2");
+        assert_eq!(m.last(), Some(("ARGS:b", &b"2"[..])));
+        m.clear();
+        assert_eq!(m.last(), None);
+        assert_eq!(m.iter().count(), 0);
+        // The spare entry is empty even though its buffers held "ARGS:a".
+        let e = m.spare();
+        assert!(e.0.is_empty() && e.1.is_empty() && e.0.capacity() >= 6);
+        m.push(e);
+        push_copy(&mut m, "X", b"y");
+        let all: Vec<_> = m.iter().collect();
+        assert_eq!(all, vec![("", &b""[..]), ("X", &b"y"[..])]);
+    }
+}
