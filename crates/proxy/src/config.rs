@@ -39,6 +39,9 @@ pub struct Config {
     /// Graceful shutdown: how long in-flight requests may take, in milliseconds.
     #[serde(default = "default_drain_ms")]
     pub shutdown_timeout_ms: u64,
+    /// Online learning of the rule order (off by default).
+    #[serde(default)]
+    pub learning: Learning,
 }
 
 fn default_drain_ms() -> u64 {
@@ -195,6 +198,57 @@ pub enum WhenFull {
     Drop,
     /// Wait for room.
     Block,
+}
+
+/// Online rule ordering (`[learning]`, see [`crate::learn`]): sampled per-rule
+/// statistics, and every window a new order published when it is expected to be
+/// cheaper. Results never change (the engine only moves rules where they cannot);
+/// off by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Learning {
+    /// Learn and publish rule orders.
+    #[serde(default)]
+    pub order: bool,
+    /// Seconds between two analyses (1 to 86400).
+    #[serde(default = "default_window_secs")]
+    pub window_secs: Spanned<u64>,
+    /// Profile one transaction in this many, per worker thread (1 to 1000000).
+    #[serde(default = "default_sample_every")]
+    pub sample_every: Spanned<u64>,
+    /// Sampled transactions of a program needed before a plan is computed; fewer
+    /// are kept for the next window (1 to 100000000).
+    #[serde(default = "default_min_samples")]
+    pub min_samples: Spanned<u64>,
+    /// Smallest expected saving worth a new program, in percent of the measured
+    /// rule time per request (0 to 100; 0: any saving).
+    #[serde(default = "default_min_gain_percent")]
+    pub min_gain_percent: Spanned<f64>,
+}
+
+fn default_window_secs() -> Spanned<u64> {
+    Spanned::new(0..0, 60)
+}
+fn default_sample_every() -> Spanned<u64> {
+    Spanned::new(0..0, 64)
+}
+fn default_min_samples() -> Spanned<u64> {
+    Spanned::new(0..0, 200)
+}
+fn default_min_gain_percent() -> Spanned<f64> {
+    Spanned::new(0..0, 1.0)
+}
+
+impl Default for Learning {
+    fn default() -> Self {
+        Learning {
+            order: false,
+            window_secs: default_window_secs(),
+            sample_every: default_sample_every(),
+            min_samples: default_min_samples(),
+            min_gain_percent: default_min_gain_percent(),
+        }
+    }
 }
 
 /// An upstream group.

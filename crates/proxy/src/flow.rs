@@ -362,6 +362,9 @@ impl Finish for Done {
             let s = Instant::now();
             t.process_logging();
             self.shared.metrics.phase(Phase::Logging, s.elapsed());
+            if let Some(p) = t.profile() {
+                self.shared.learner.record(t.program(), p);
+            }
             if self.decision == Decision::Pass && !t.matched_rules().is_empty() {
                 self.decision = Decision::Detected;
             }
@@ -527,15 +530,27 @@ pub async fn handle(
         })
     };
     let txn = match (&route.program, bypass) {
-        (Some(p), false) if route.mode != Mode::Off => Some(Transaction::new(
-            p.clone(),
-            &Connection {
-                client_ip: ip.to_string(),
-                client_port: conn.peer.port(),
-                server_ip: conn.local.ip().to_string(),
-                server_port: conn.local.port(),
-            },
-        )),
+        (Some(p), false) if route.mode != Mode::Off => {
+            let mut t = Transaction::new(
+                p.clone(),
+                &Connection {
+                    client_ip: ip.to_string(),
+                    client_port: conn.peer.port(),
+                    server_ip: conn.local.ip().to_string(),
+                    server_port: conn.local.port(),
+                },
+            );
+            // The order learner's sample: one transaction in N per worker thread
+            // (in DetectionOnly no rule ends a phase, so no order is cheaper).
+            if rt.learning.order
+                && route.mode == Mode::On
+                && shared.learner.sample(rt.learning.sample_every)
+            {
+                t.enable_profile();
+                shared.metrics.order_sampled();
+            }
+            Some(t)
+        }
         _ => None,
     };
     let mut ctx = Ctx {

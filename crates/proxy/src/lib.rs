@@ -28,6 +28,7 @@ pub mod echo;
 pub mod flow;
 pub mod h1;
 pub mod h2;
+pub mod learn;
 pub mod metrics;
 pub mod runtime;
 pub mod spill;
@@ -87,6 +88,8 @@ pub struct Shared {
     pub runtime: ArcSwap<Runtime>,
     /// Metrics.
     pub metrics: Arc<Metrics>,
+    /// Sampled rule statistics for the order learner ([`learn`]).
+    pub learner: learn::Learner,
     /// The audit log, when configured.
     pub audit: Option<AuditSink>,
     config_path: Option<PathBuf>,
@@ -148,6 +151,8 @@ impl Shared {
                     .rules_loaded
                     .store(rt.rules_loaded as u64, Ordering::Relaxed);
                 self.runtime.store(Arc::new(rt));
+                // Statistics of the old programs must not shape the new ones.
+                self.learner.reset();
                 self.metrics.reload(true);
                 tracing::info!(
                     routes = report.routes,
@@ -230,6 +235,7 @@ impl Server {
         let shared = Arc::new(Shared {
             runtime: ArcSwap::from_pointee(rt),
             metrics,
+            learner: learn::Learner::default(),
             audit,
             config_path,
             reload_lock: tokio::sync::Mutex::new(()),
@@ -256,6 +262,10 @@ impl Server {
                 shutdown_rx.clone(),
             )));
         }
+        tasks.push(tokio::spawn(learn::analyzer::run(
+            shared.clone(),
+            shutdown_rx.clone(),
+        )));
         let mut admin_addr = None;
         if let Some(a) = &config.admin {
             let addr = config::socket_addr(&source, &a.address)?;

@@ -70,6 +70,24 @@ const PHASES: [&str; 5] = [
     "logging",
 ];
 
+/// What an analysis of the order learner did for one program
+/// (`palisade_order_analyses_total{result}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderOutcome {
+    /// Fewer sampled transactions than `min_samples`: kept for the next window.
+    Waiting,
+    /// The plan moved nothing, or saved less than `min_gain_percent`.
+    Unchanged,
+    /// A reordered program was published.
+    Published,
+    /// A reordered program was built, but the table changed meanwhile (reload).
+    Superseded,
+    /// The reordered program could not be built.
+    Failed,
+}
+
+const ORDER_OUTCOMES: [&str; 5] = ["waiting", "unchanged", "published", "superseded", "failed"];
+
 /// Bucket upper bounds, seconds.
 const BUCKETS: [f64; 14] = [
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25,
@@ -142,6 +160,11 @@ pub struct Metrics {
     pub audit_written: Arc<AtomicU64>,
     /// Audit records dropped because the queue was full.
     pub audit_dropped: Arc<AtomicU64>,
+    order_samples: AtomicU64,
+    order_analyses: [AtomicU64; 5],
+    order_published: AtomicU64,
+    order_moved: AtomicU64,
+    order_gain_ns: AtomicU64,
 }
 
 impl Metrics {
@@ -211,6 +234,29 @@ impl Metrics {
         } else {
             self.reloads_failed.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Counts a transaction profiled for the order learner.
+    pub fn order_sampled(&self) {
+        self.order_samples.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts an analysis of one program by the order learner.
+    pub fn order_analysis(&self, o: OrderOutcome) {
+        self.order_analyses[o as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records a published order: units moved and expected ns saved per request.
+    pub fn order_published(&self, moved: usize, gain_ns: f64) {
+        self.order_published.fetch_add(1, Ordering::Relaxed);
+        self.order_moved.store(moved as u64, Ordering::Relaxed);
+        self.order_gain_ns
+            .store(gain_ns.max(0.0).round() as u64, Ordering::Relaxed);
+    }
+
+    /// Published orders so far.
+    pub fn order_plans_published(&self) -> u64 {
+        self.order_published.load(Ordering::Relaxed)
     }
 
     /// The Prometheus text exposition.
@@ -315,6 +361,40 @@ impl Metrics {
             "Audit records dropped because the queue was full.",
             "counter",
             self.audit_dropped.load(Ordering::Relaxed) as i64,
+        );
+        g(
+            &mut o,
+            "palisade_order_samples_total",
+            "Transactions profiled for the rule-order learner.",
+            "counter",
+            self.order_samples.load(Ordering::Relaxed) as i64,
+        );
+        o.push_str("# HELP palisade_order_analyses_total Rule-order analyses per program, by result.\n# TYPE palisade_order_analyses_total counter\n");
+        for (name, n) in ORDER_OUTCOMES.iter().zip(&self.order_analyses) {
+            let _ = writeln!(
+                o,
+                "palisade_order_analyses_total{{result=\"{name}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
+        }
+        g(
+            &mut o,
+            "palisade_order_plans_published_total",
+            "Reordered programs published by the rule-order learner.",
+            "counter",
+            self.order_published.load(Ordering::Relaxed) as i64,
+        );
+        g(
+            &mut o,
+            "palisade_order_rules_moved",
+            "Rules that changed position in the last published order.",
+            "gauge",
+            self.order_moved.load(Ordering::Relaxed) as i64,
+        );
+        let _ = writeln!(
+            o,
+            "# HELP palisade_order_expected_gain_seconds Expected rule time saved per request by the last published order.\n# TYPE palisade_order_expected_gain_seconds gauge\npalisade_order_expected_gain_seconds {}",
+            self.order_gain_ns.load(Ordering::Relaxed) as f64 / 1e9
         );
         o
     }

@@ -26,7 +26,7 @@ pub enum Mode {
 }
 
 /// A compiled route.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Route {
     /// A short name for metrics and logs (`host/prefix`).
     pub name: Arc<str>,
@@ -38,6 +38,9 @@ pub struct Route {
     pub upstream: Arc<Upstream>,
     /// The rules, unless the mode is Off.
     pub program: Option<Arc<Program>>,
+    /// The parsed rules the program was compiled from, kept while order learning
+    /// is on: the learner compiles them again to publish a reordered program.
+    pub loaded: Option<Arc<seclang::Loaded>>,
     /// The mode.
     pub mode: Mode,
     /// Lower-case extensions served without inspection.
@@ -92,7 +95,7 @@ impl Cidr {
 }
 
 /// Everything a request needs, compiled from one configuration.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Runtime {
     /// Routes, most specific first.
     pub routes: Vec<Route>,
@@ -108,6 +111,8 @@ pub struct Runtime {
     pub trusted: Vec<Cidr>,
     /// Rules loaded, over all distinct programs.
     pub rules_loaded: usize,
+    /// Online rule ordering.
+    pub learning: crate::learn::Policy,
 }
 
 impl Runtime {
@@ -156,6 +161,8 @@ pub fn compile_with(
     programs: &mut ProgramCache,
 ) -> Result<Runtime, ConfigError> {
     let base = source.base_dir();
+    let learning = crate::learn::Policy::compile(&config.learning, source)?;
+    let mut loaded_by_text: HashMap<String, Arc<seclang::Loaded>> = HashMap::new();
     let at0 = |msg: String| source.error(0..0, msg);
     let mut upstreams: HashMap<String, Arc<Upstream>> = HashMap::new();
     for u in &config.upstreams {
@@ -246,17 +253,25 @@ pub fn compile_with(
         for id in &r.remove_rules {
             text.push_str(&format!("SecRuleRemoveById {id}\n"));
         }
+        let name = format!("{} (route {})", source.path.display(), r.path_prefix);
+        let mut loaded = None;
         let program = if mode == Some(Mode::Off) || text.trim().is_empty() {
             None
         } else if let Some(p) = programs.get(&text) {
+            if learning.order {
+                let l = loaded_by_text
+                    .entry(text.clone())
+                    .or_insert_with(|| Arc::new(seclang::parse_str(&name, &text)));
+                loaded = Some(l.clone());
+            }
             if !counted.contains(&Arc::as_ptr(p)) {
                 counted.push(Arc::as_ptr(p));
                 rules_loaded += p.rule_count();
             }
             Some(p.clone())
         } else {
-            let name = format!("{} (route {})", source.path.display(), r.path_prefix);
-            let p = Program::from_str(&name, &text).map_err(|e| {
+            let parsed = Arc::new(seclang::parse_str(&name, &text));
+            let p = Program::from_loaded(&parsed).map_err(|e| {
                 let span = r
                     .rules
                     .first()
@@ -267,6 +282,10 @@ pub fn compile_with(
             })?;
             rules_loaded += p.rule_count();
             counted.push(Arc::as_ptr(&p));
+            if learning.order {
+                loaded_by_text.insert(text.clone(), parsed.clone());
+                loaded = Some(parsed);
+            }
             programs.insert(text, p.clone());
             Some(p)
         };
@@ -292,6 +311,7 @@ pub fn compile_with(
             host,
             prefix: r.path_prefix.clone(),
             upstream: upstream.clone(),
+            loaded: if mode == Mode::Off { None } else { loaded },
             program: if mode == Mode::Off { None } else { program },
             mode,
             bypass_extensions: r
@@ -356,6 +376,7 @@ pub fn compile_with(
         via: config.forwarding.via,
         trusted,
         rules_loaded,
+        learning,
     })
 }
 

@@ -28,6 +28,7 @@
 pub mod deps;
 pub mod early_exit;
 pub mod footprint;
+pub mod like;
 pub mod order;
 
 use rustc_hash::FxHashMap;
@@ -195,6 +196,8 @@ pub enum ApplyError {
         /// The step.
         step: usize,
     },
+    /// The programs are not compiles of the same rules ([`like::order_like`]).
+    Different,
 }
 
 impl std::fmt::Display for ApplyError {
@@ -204,6 +207,7 @@ impl std::fmt::Display for ApplyError {
             ApplyError::Mismatch { phase, step } => {
                 write!(f, "the plan does not match phase {phase} step {step}")
             }
+            ApplyError::Different => f.write_str("the programs have different rules"),
         }
     }
 }
