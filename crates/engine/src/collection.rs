@@ -91,6 +91,11 @@ impl Collection {
             .map(|(k, v)| (std::str::from_utf8(k).unwrap_or_default(), v.as_slice()))
     }
 
+    /// All members in order, keys as bytes.
+    pub fn iter_bytes(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.vars.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))
+    }
+
     /// Number of members.
     pub fn len(&self) -> usize {
         self.vars.len()

@@ -309,6 +309,13 @@ pub struct Route {
     /// Rule ids removed for this route (`SecRuleRemoveById`).
     #[serde(default)]
     pub remove_rules: Vec<u32>,
+    /// The engine's optimisations, as `palisade bench engine --optimizations`:
+    /// `all` (the default), `none`, or a comma-separated list of `prune`, `memo`,
+    /// `prefilter`, `value_cache`, `order` and `early_exit`. `all,early_exit` adds
+    /// early exit in anomaly-scoring mode (a phase stops once the inbound threshold
+    /// is crossed: same decisions, fewer rules reported).
+    #[serde(default)]
+    pub optimizations: Option<Spanned<String>>,
     /// File extensions (without dot) served without inspection, e.g. `["css", "png"]`.
     #[serde(default)]
     pub bypass_extensions: Vec<String>,

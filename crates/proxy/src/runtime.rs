@@ -144,7 +144,7 @@ fn include(path: &Path) -> Result<String, String> {
     Ok(format!("Include \"{s}\"\n"))
 }
 
-/// Compiled rule programs by their SecLang text.
+/// Compiled rule programs by their optimisations and SecLang text.
 pub type ProgramCache = HashMap<String, Arc<Program>>;
 
 /// Compiles a parsed configuration. Rule programs are compiled once per distinct
@@ -253,11 +253,18 @@ pub fn compile_with(
         for id in &r.remove_rules {
             text.push_str(&format!("SecRuleRemoveById {id}\n"));
         }
+        let options = match &r.optimizations {
+            Some(o) => engine::Options::parse(o.get_ref())
+                .map_err(|e| source.error(o.span(), format!("optimizations: {e}")))?,
+            None => engine::Options::default(),
+        };
         let name = format!("{} (route {})", source.path.display(), r.path_prefix);
+        // Programs are shared by routes with the same rules and optimisations.
+        let key = format!("{options:?}\n{text}");
         let mut loaded = None;
         let program = if mode == Some(Mode::Off) || text.trim().is_empty() {
             None
-        } else if let Some(p) = programs.get(&text) {
+        } else if let Some(p) = programs.get(&key) {
             if learning.order {
                 let l = loaded_by_text
                     .entry(text.clone())
@@ -271,7 +278,7 @@ pub fn compile_with(
             Some(p.clone())
         } else {
             let parsed = Arc::new(seclang::parse_str(&name, &text));
-            let p = Program::from_loaded(&parsed).map_err(|e| {
+            let p = Program::from_loaded_with(&parsed, &options).map_err(|e| {
                 let span = r
                     .rules
                     .first()
@@ -286,7 +293,7 @@ pub fn compile_with(
                 loaded_by_text.insert(text.clone(), parsed.clone());
                 loaded = Some(parsed);
             }
-            programs.insert(text, p.clone());
+            programs.insert(key, p.clone());
             Some(p)
         };
         let mode = match &program {
@@ -407,6 +414,55 @@ mod tests {
         let e = compile(&cfg, &source).expect_err("unknown upstream");
         assert_eq!(e.line, 6);
         assert!(e.message.contains("route.upstream"));
+    }
+
+    #[test]
+    fn routes_choose_their_optimisations() {
+        let route = |prefix: &str, opts: &str| {
+            format!(
+                "[[route]]\nupstream = \"a\"\npath_prefix = \"{prefix}\"\n{opts}\n\
+                 rules_inline = \"SecRule ARGS \\\"@rx a\\\" \\\"id:1,phase:2,deny\\\"\"\n"
+            )
+        };
+        let text = format!(
+            "[[upstream]]\nname = \"a\"\naddresses = [\"127.0.0.1:1\"]\n{}{}{}",
+            route("/x", ""),
+            route("/y", "optimizations = \"all,early_exit\""),
+            route("/z", "optimizations = \"none\""),
+        );
+        let source = Source {
+            path: "x.toml".into(),
+            text,
+        };
+        let cfg = config::parse(&source).expect("parses");
+        let rt = compile(&cfg, &source).expect("compiles");
+        let options = |path: &str| {
+            rt.route("h", path)
+                .and_then(|r| r.program.as_ref())
+                .map(|p| p.options.clone())
+                .expect("program")
+        };
+        assert_eq!(options("/x"), engine::Options::default());
+        assert!(options("/y").early_exit && options("/y").prefilter);
+        assert_eq!(options("/z"), engine::Options::none());
+        // Same rules, other optimisations: separate programs.
+        assert_eq!(rt.rules_loaded, 3);
+
+        let bad = Source {
+            path: "x.toml".into(),
+            text: format!(
+                "[[upstream]]\nname = \"a\"\naddresses = [\"127.0.0.1:1\"]\n{}",
+                route("/", "optimizations = \"turbo\"")
+            ),
+        };
+        let cfg = config::parse(&bad).expect("parses");
+        let e = compile(&cfg, &bad).expect_err("unknown optimisation");
+        assert_eq!(e.line, 7);
+        assert!(
+            e.message.contains("unknown optimisation `turbo`"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! every request, and a match appends to it, which CRS's setup rules do dozens of
 //! times per request. Entries past the current length keep their buffers, so a
 //! warm transaction appends without allocating: [`MatchedVars::spare`] hands out a
-//! cleared entry to fill and [`MatchedVars::push`] puts it back in place.
+//! cleared entry to fill and [`MatchedVars::push`] puts it back in place. The list
+//! goes back to the thread's buffer pool with the transaction (see [`super::pool`]).
 
 /// The matched (name, value) pairs, in match order.
 #[derive(Debug, Default)]
@@ -18,6 +19,16 @@ impl MatchedVars {
     /// Empties the list (keeping the buffers).
     pub fn clear(&mut self) {
         self.len = 0;
+    }
+
+    /// Bytes held, spare entries included (for the pool's size bound).
+    pub fn capacity_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<(String, Vec<u8>)>()
+            + self
+                .entries
+                .iter()
+                .map(|(n, v)| n.capacity() + v.capacity())
+                .sum::<usize>()
     }
 
     /// A cleared entry whose buffers come from a spare slot: fill it and give it

@@ -226,6 +226,7 @@ impl Transaction {
             memo: b.memo,
             state: State {
                 tx: b.tx,
+                matched_vars: b.matched_vars,
                 ..State::default()
             },
             captures: Captures::default(),
@@ -853,6 +854,7 @@ impl Drop for Transaction {
             groups: std::mem::take(&mut self.groups),
             setvar_buf: std::mem::take(&mut self.setvar_buf),
             tx: std::mem::take(&mut self.state.tx),
+            matched_vars: std::mem::take(&mut self.state.matched_vars),
         });
     }
 }

@@ -29,6 +29,7 @@ pub(crate) struct Buffers {
     pub groups: Vec<GroupUnion>,
     pub setvar_buf: Vec<u8>,
     pub tx: crate::collection::Collection,
+    pub matched_vars: super::matched::MatchedVars,
 }
 
 thread_local! {
@@ -46,7 +47,10 @@ pub(crate) fn take() -> Buffers {
 /// Returns a buffer set to this thread's pool (cleared), unless the pool is full or
 /// the set is too large to keep.
 pub(crate) fn give(mut b: Buffers) {
-    if b.data.capacity_bytes() > KEEP_MAX_BYTES || b.memo.capacity_bytes() > KEEP_MAX_BYTES {
+    if b.data.capacity_bytes() > KEEP_MAX_BYTES
+        || b.memo.capacity_bytes() > KEEP_MAX_BYTES
+        || b.matched_vars.capacity_bytes() > KEEP_MAX_BYTES
+    {
         return;
     }
     b.data.clear();
@@ -60,6 +64,7 @@ pub(crate) fn give(mut b: Buffers) {
     }
     b.setvar_buf.clear();
     b.tx.clear();
+    b.matched_vars.clear();
     let _ = POOL.try_with(|p| {
         if let Ok(mut pool) = p.try_borrow_mut() {
             if pool.len() < POOL_MAX {

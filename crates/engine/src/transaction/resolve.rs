@@ -83,9 +83,9 @@ impl Transaction {
             }
             return;
         }
-        for (k, v) in c.iter() {
-            if sel.selects(k.as_bytes()) {
-                let i = scratch.add(k.as_bytes(), v);
+        for (k, v) in c.iter_bytes() {
+            if sel.selects(k) {
+                let i = scratch.add(k, v);
                 out.push(Candidate {
                     var,
                     count: false,
