@@ -5,6 +5,9 @@
 //! occurs in its input (`@rx` with required literals, `@pm`/`@pmFromFile` phrases,
 //! `@contains`, `@beginsWith`, `@endsWith`, `@streq`, `@containsWord`) gives that
 //! literal set; all sets go into one ASCII-case-insensitive Aho-Corasick automaton.
+//! The automaton holds each literal's first [`PREFIX_MAX`] bytes only: a value that
+//! contains a literal contains its prefix, so the test stays a necessary condition,
+//! and the automaton is small enough to be a DFA (one table lookup per byte).
 //! At run time, a value transformed by a chain is scanned once (overlapping search,
 //! so no literal hides another) and the scan says, as a bit set over rules, which of
 //! those rules may match; the others are known not to match without running their
@@ -27,6 +30,13 @@ mod literals;
 pub use literals::regex_literals;
 
 use bytes::ByteReq;
+
+/// Literals are cut to this many bytes. Over the CRS's 6,000 distinct literals a
+/// DFA of the whole literals takes 85 MB (a contiguous NFA 2 MB, at two to five
+/// times the instructions per byte); of 8-byte prefixes 7 MB, and the response-body
+/// automaton's 2,363 literals 2.5 MB instead of 31 MB. Shorter prefixes admit more
+/// rules for nothing smaller: at 6 bytes R1 scans cost more than at 8.
+pub const PREFIX_MAX: usize = 8;
 
 /// What the prefilter knows of one rule's operator: literals one of which every
 /// match contains, and bytes every match contains (at least one of the two).
@@ -62,12 +72,10 @@ pub struct Prefilter {
 }
 
 /// A second automaton over the literals of the rules that read one long variable
-/// (the response body): small because it holds only those rules' literals (and
-/// case-sensitive over the lower-cased value), so a long value is scanned faster
-/// per byte (R2-10k's 10 KB body: 1.85 M -> 1.33 M instructions for its two scans).
-/// A scan with it sets the bits of those rules only (and of the rules without
-/// literals), so it is used only for values no other rule reads. A DFA would be
-/// faster still but takes 31 MB for the CRS's 2,363 response-body literals.
+/// (the response body): it holds only those rules' literals, so it has fewer
+/// matches to report per byte of a long value. A scan with it sets the bits of
+/// those rules only (and of the rules without literals), so it is used only for
+/// values no other rule reads.
 #[derive(Debug, Clone)]
 struct LongScan {
     ac: AhoCorasick,
@@ -106,26 +114,10 @@ impl Prefilter {
         if literals.is_empty() && !useful {
             return None;
         }
-        // A contiguous NFA, not a DFA: with the CRS's literals a DFA (one transition
-        // per byte) took about 80 MB per program for a scan only a few percent faster
-        // (idle RSS of a CRS proxy 149 -> 69 MB; R2 within 3%).
         let ac = if literals.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::ContiguousNFA))
-                    .build(&literals)
-                    .or_else(|_| {
-                        AhoCorasickBuilder::new()
-                            .ascii_case_insensitive(true)
-                            .match_kind(MatchKind::Standard)
-                            .build(&literals)
-                    })
-                    .ok()?,
-            )
+            Some(automaton(&literals)?)
         };
         Some(Prefilter {
             ac,
@@ -145,14 +137,7 @@ impl Prefilter {
         if literals.is_empty() {
             return;
         }
-        // Literals are lower-case and the scan lower-cases the value first: a
-        // case-sensitive automaton, smaller than a case-insensitive one.
-        let ac = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .build(&literals)
-            .ok();
-        self.long = ac.map(|ac| LongScan { ac, literal_rules });
+        self.long = automaton(&literals).map(|ac| LongScan { ac, literal_rules });
     }
 
     /// Whether a long-value automaton exists.
@@ -214,8 +199,7 @@ impl Prefilter {
         let Some(long) = &self.long else {
             return self.scan_into(value, scan);
         };
-        let lower = value.to_ascii_lowercase();
-        self.scan_with(Some(&long.ac), &long.literal_rules, &lower, value, scan);
+        self.scan_with(Some(&long.ac), &long.literal_rules, value, value, scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with
@@ -238,21 +222,37 @@ impl Prefilter {
         self.bytes.get(bit as usize).and_then(Option::as_ref)
     }
 
-    /// Number of distinct literals.
+    /// Number of distinct literal prefixes.
     pub fn literal_count(&self) -> usize {
         self.literal_rules.len()
     }
 }
 
-/// The distinct lower-cased literals of `tests`, and for each the bits of the
-/// rules it admits.
+/// An ASCII-case-insensitive automaton over `literals`, reporting overlapping
+/// matches: a DFA, or a contiguous NFA should the DFA exceed the builder's limits.
+fn automaton(literals: &[Vec<u8>]) -> Option<AhoCorasick> {
+    let build = |kind| {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(kind)
+            .build(literals)
+    };
+    build(Some(AhoCorasickKind::DFA))
+        .or_else(|_| build(Some(AhoCorasickKind::ContiguousNFA)))
+        .or_else(|_| build(None))
+        .ok()
+}
+
+/// The distinct lower-cased literal prefixes (see [`PREFIX_MAX`]) of `tests`, and
+/// for each the bits of the rules it admits.
 fn index_literals<'a>(tests: impl Iterator<Item = &'a RuleTest>) -> (Vec<Vec<u8>>, Vec<Vec<u32>>) {
     let mut literals: Vec<Vec<u8>> = Vec::new();
     let mut index: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
     let mut literal_rules: Vec<Vec<u32>> = Vec::new();
     for t in tests {
         for lit in t.literals.iter().flatten() {
-            let key = lit.to_ascii_lowercase();
+            let key = lit[..lit.len().min(PREFIX_MAX)].to_ascii_lowercase();
             let i = *index.entry(key.clone()).or_insert_with(|| {
                 literals.push(key);
                 literal_rules.push(Vec::new());
@@ -321,6 +321,45 @@ mod tests {
             assert!(!has(&long, 1));
             // Presence words are the same.
             assert_eq!(plain[pf.words()..], long[pf.words()..]);
+        }
+    }
+
+    #[test]
+    fn literals_longer_than_the_prefix_admit_by_their_prefix() {
+        let pf = Prefilter::build(&[
+            (
+                0,
+                vec![b"UNION SELECT".to_vec(), b"union all select".to_vec()],
+            ),
+            (1, vec![b"sleep(".to_vec()]),
+        ])
+        .unwrap_or_else(|| panic!("literals"));
+        // "union se" and "union al" are the automaton's patterns.
+        assert_eq!(pf.literal_count(), 3);
+        let admits = |v: &[u8], bit| {
+            let mut scan = Vec::new();
+            pf.scan(v, &mut scan);
+            pf.admits(&scan, bit)
+        };
+        assert!(admits(b"1 Union Select 2", 0));
+        assert!(admits(b"1 union all select 2", 0));
+        // A prefix alone is admitted too: a superset, never a hidden match.
+        assert!(admits(b"union sea", 0));
+        assert!(!admits(b"union", 0));
+        assert!(admits(b"SLEEP(5)", 1) && !admits(b"SLEEP(5)", 0));
+    }
+
+    #[test]
+    fn presence_of_long_and_short_values_agree() {
+        let long: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        for v in [&long[..], &long[..100], b"AbC", b""] {
+            let (mut a, mut b) = ([0u64; 4], [0u64; 4]);
+            bytes::presence(v, &mut a);
+            for &x in v {
+                let x = x.to_ascii_lowercase();
+                b[usize::from(x >> 6)] |= 1 << (x & 63);
+            }
+            assert_eq!(a, b);
         }
     }
 
