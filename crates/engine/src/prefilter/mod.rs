@@ -22,13 +22,13 @@
 //! Required literals of a regular expression are derived from its syntax tree (see
 //! [`literals`]).
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-
+mod automaton;
 pub mod bytes;
 mod literals;
 
 pub use literals::regex_literals;
 
+use automaton::Matcher;
 use bytes::ByteReq;
 
 /// Literals are cut to this many bytes. Over the CRS's 6,000 distinct literals a
@@ -58,7 +58,7 @@ pub struct RuleTest {
 /// OR: a rule admitted by the union may match one of them.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
-    ac: Option<AhoCorasick>,
+    ac: Option<Matcher>,
     /// For each literal, the rule bits it admits.
     literal_rules: Vec<Vec<u32>>,
     /// Number of rule bits.
@@ -78,7 +78,7 @@ pub struct Prefilter {
 /// values no other rule reads.
 #[derive(Debug, Clone)]
 struct LongScan {
-    ac: AhoCorasick,
+    ac: Matcher,
     literal_rules: Vec<Vec<u32>>,
 }
 
@@ -117,7 +117,7 @@ impl Prefilter {
         let ac = if literals.is_empty() {
             None
         } else {
-            Some(automaton(&literals)?)
+            Some(Matcher::build(&literals)?)
         };
         Some(Prefilter {
             ac,
@@ -137,7 +137,7 @@ impl Prefilter {
         if literals.is_empty() {
             return;
         }
-        self.long = automaton(&literals).map(|ac| LongScan { ac, literal_rules });
+        self.long = Matcher::build(&literals).map(|ac| LongScan { ac, literal_rules });
     }
 
     /// Whether a long-value automaton exists.
@@ -164,16 +164,15 @@ impl Prefilter {
 
     /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
-        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, value, scan);
+        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, scan);
     }
 
-    /// The always-admitted bits, the bits of the literals `ac` finds in `haystack`
+    /// The always-admitted bits, the bits of the literals `ac` finds in `value`
     /// (mapped through `literal_rules`), and `value`'s presence set.
     fn scan_with(
         &self,
-        ac: Option<&AhoCorasick>,
+        ac: Option<&Matcher>,
         literal_rules: &[Vec<u32>],
-        haystack: &[u8],
         value: &[u8],
         scan: &mut [u64],
     ) {
@@ -181,11 +180,11 @@ impl Prefilter {
             *s |= a;
         }
         if let Some(ac) = ac {
-            for m in ac.find_overlapping_iter(haystack) {
-                for &r in &literal_rules[m.pattern().as_usize()] {
+            ac.for_each_match(value, |p| {
+                for &r in literal_rules.get(p).into_iter().flatten() {
                     scan[(r / 64) as usize] |= 1 << (r % 64);
                 }
-            }
+            });
         }
         if let Some(p) = scan.get_mut(self.words()..) {
             bytes::presence(value, p);
@@ -199,7 +198,7 @@ impl Prefilter {
         let Some(long) = &self.long else {
             return self.scan_into(value, scan);
         };
-        self.scan_with(Some(&long.ac), &long.literal_rules, value, value, scan);
+        self.scan_with(Some(&long.ac), &long.literal_rules, value, scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with
@@ -226,22 +225,6 @@ impl Prefilter {
     pub fn literal_count(&self) -> usize {
         self.literal_rules.len()
     }
-}
-
-/// An ASCII-case-insensitive automaton over `literals`, reporting overlapping
-/// matches: a DFA, or a contiguous NFA should the DFA exceed the builder's limits.
-fn automaton(literals: &[Vec<u8>]) -> Option<AhoCorasick> {
-    let build = |kind| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .kind(kind)
-            .build(literals)
-    };
-    build(Some(AhoCorasickKind::DFA))
-        .or_else(|_| build(Some(AhoCorasickKind::ContiguousNFA)))
-        .or_else(|_| build(None))
-        .ok()
 }
 
 /// The distinct lower-cased literal prefixes (see [`PREFIX_MAX`]) of `tests`, and
