@@ -15,7 +15,7 @@ use aho_corasick::{dfa::DFA, AhoCorasick, AhoCorasickKind, Anchored, MatchKind};
 /// A compiled literal set.
 #[derive(Debug, Clone)]
 pub(crate) enum Matcher {
-    Dfa(DFA),
+    Dfa(Box<DFA>),
     Other(AhoCorasick),
 }
 
@@ -30,7 +30,7 @@ impl Matcher {
             .build(literals);
         if let Ok(d) = dfa {
             if d.start_state(Anchored::No).is_ok() {
-                return Some(Matcher::Dfa(d));
+                return Some(Matcher::Dfa(Box::new(d)));
             }
         }
         AhoCorasick::builder()

@@ -32,8 +32,7 @@ pub(crate) fn apply(input: &[u8], out: &mut Vec<u8>) -> bool {
     // branch per byte (long values such as response bodies are mostly text).
     out.extend_from_slice(input);
     let mut n = first;
-    for i in first..input.len() {
-        let b = input[i];
+    for &b in &input[first..] {
         out[n] = b;
         n += usize::from(KEPT[usize::from(b)]);
     }
