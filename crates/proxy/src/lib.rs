@@ -312,13 +312,15 @@ impl Server {
     /// Graceful shutdown: stops accepting, lets in-flight requests finish (up to the
     /// configured timeout), closes idle connections, drains the audit queue. Returns
     /// whether every connection finished in time.
-    pub async fn shutdown(self) -> bool {
+    pub async fn shutdown(mut self) -> bool {
         let _ = self.shutdown_tx.send(true);
-        for t in &self.tasks {
-            // Accept loops end at once; connection tasks are tracked by the gauge.
-            let _ = t;
-        }
         let deadline = Instant::now() + self.drain_timeout;
+        // Accept loops, the admin server and the learner end on the signal: wait
+        // for them (up to the drain deadline), so that the listening sockets are
+        // closed when this returns. Connection tasks are tracked by the gauge.
+        for t in &mut self.tasks {
+            let _ = tokio::time::timeout_at(deadline.into(), t).await;
+        }
         let mut clean = true;
         while self
             .shared
