@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Steady-state instructions per request (callgrind), CRS PL1: the difference of two
+# runs, so start-up, compilation and warm-up cancel out. For each standard request
+# alone: (I(450 iterations) - I(150)) / 300. For a corpus file given as the second
+# argument: (I(4) - I(2)) / 2 / its request count.
+# Usage: scripts/instructions-steady.sh [OPTIMIZATIONS] [CORPUS]
+#   OPTIMIZATIONS as `bench engine --optimizations` (default all; the RuleCache
+#   issue's "without the result cache" is prune,memo,prefilter,order).
+# PALISADE_BIN=PATH uses that binary instead of building one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+opts=${1:-all}
+corpus=${2:-}
+bin=${PALISADE_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --bin palisade >/dev/null 2>&1
+  bin=${CARGO_TARGET_DIR:-target}/release/palisade
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# refs FILE ITERATIONS: instructions inside the engine bench's replay loop.
+refs() {
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" \
+    "--toggle-collect=bench::engine_bench::drive" \
+    "$bin" bench engine --crs ../shared/crs --corpus "$1" --optimizations "$opts" \
+    --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
+}
+if [ -n "$corpus" ]; then
+  n=$(python3 -c "import json,sys;d=open(sys.argv[1]).read().strip();print(len(json.loads(d)) if d.startswith('[') else len(d.splitlines()))" "$corpus")
+  a=$(refs "$corpus" 2)
+  b=$(refs "$corpus" 4)
+  printf '%s (%d requests, %s): %d instructions/request\n' "$(basename "$corpus")" "$n" "$opts" $(((b - a) / 2 / n))
+  exit 0
+fi
+python3 - "$tmp" <<'PY'
+import json, sys
+reqs = json.load(open("../shared/bench/standard-requests.json"))
+for r in reqs:
+    json.dump([r], open(f"{sys.argv[1]}/{r['name']}.json", "w"))
+PY
+printf '%-8s %14s   (%s)\n' request instructions/req "$opts"
+for f in "$tmp"/*.json; do
+  a=$(refs "$f" 150)
+  b=$(refs "$f" 450)
+  printf '%-8s %14d\n' "$(basename "$f" .json)" $(((b - a) / 300))
+done
