@@ -135,18 +135,25 @@ impl Data {
 
     /// The result-cache entry of a slot's value, looked up on first use; `None`
     /// when the table has none (the miss is then counted as processing cost).
+    #[inline]
     pub fn cached(&mut self, slot: u32, cache: &ResultCache) -> Option<&ValueEntry> {
         let i = slot as usize;
         let state = self.cached.get_mut(i)?;
         if let Cached::NotLooked = state {
-            *state = match cache.lookup(&self.arena[i].value) {
-                Some(e) => Cached::Hit(e),
-                None => Cached::Miss(0),
-            };
+            *state = Self::look_up(cache, &self.arena[i].value);
         }
         match state {
             Cached::Hit(e) => Some(e),
             _ => None,
+        }
+    }
+
+    /// The first lookup of a slot's value (kept out of line: once per slot).
+    #[inline(never)]
+    fn look_up(cache: &ResultCache, value: &[u8]) -> Cached {
+        match cache.lookup(value) {
+            Some(e) => Cached::Hit(e),
+            None => Cached::Miss(0),
         }
     }
 
