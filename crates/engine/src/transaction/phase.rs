@@ -126,7 +126,21 @@ impl Transaction {
         }
     }
 
+    /// Whether a `ctl:ruleRemove*` of this transaction removed `rule`.
+    #[inline]
     pub(super) fn rule_removed(&self, rule: &Rule) -> bool {
+        // Most transactions remove nothing: one test per rule visited.
+        if self.state.removed_ids.is_empty()
+            && self.state.removed_tags.is_empty()
+            && self.state.removed_msgs.is_empty()
+        {
+            return false;
+        }
+        self.rule_removed_by_ctl(rule)
+    }
+
+    #[inline(never)]
+    fn rule_removed_by_ctl(&self, rule: &Rule) -> bool {
         let id = rule.id;
         if self.state.removed_ids.iter().any(|r| r.contains(id)) {
             return true;
