@@ -278,6 +278,22 @@ impl Program {
         Ok((Arc::new(p), moved))
     }
 
+    /// The ids of a phase's rules (chain starters) in evaluation order; empty for a
+    /// phase outside 1-5.
+    pub fn rule_ids(&self, phase: u8) -> Vec<u32> {
+        let steps = usize::from(phase)
+            .checked_sub(1)
+            .and_then(|i| self.phases.get(i))
+            .map_or(&[][..], Vec::as_slice);
+        steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Rule(i) => self.rules.get(*i as usize).map(|r| r.id),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The number of rules (chain starters) in all phases.
     pub fn rule_count(&self) -> usize {
         self.phases

@@ -72,13 +72,7 @@ fn self_contained_ordering_keeps_decisions_and_matches() {
         .unwrap_or_else(|e| panic!("{e}"));
     let (ordered, moved) = Program::reordered(fresh, &plan).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(moved, plan.moved());
-    let order: Vec<u32> = ordered.phases[1]
-        .iter()
-        .filter_map(|s| match s {
-            engine::rule::Step::Rule(i) => Some(ordered.rules[*i as usize].id),
-            _ => None,
-        })
-        .collect();
+    let order = ordered.rule_ids(2);
     let pos = |id: u32| order.iter().position(|&x| x == id).unwrap_or(usize::MAX);
     assert!(pos(16) < pos(17));
     assert!(pos(14) < pos(15) && pos(15) < pos(16));

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{admin, start, Conn};
-use engine::rule::Step;
 use engine::Program;
 
 /// Self-contained mode: several independent deny rules, the frequent ones last;
@@ -98,13 +97,7 @@ fn program(h: &common::Harness) -> Arc<Program> {
 
 /// Phase-1 rule ids in evaluation order.
 fn order(p: &Program) -> Vec<u32> {
-    p.phases[0]
-        .iter()
-        .filter_map(|s| match s {
-            Step::Rule(i) => Some(p.rules[*i as usize].id),
-            _ => None,
-        })
-        .collect()
+    p.rule_ids(1)
 }
 
 /// A metric's value in the admin listener's exposition.

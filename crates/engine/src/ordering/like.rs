@@ -100,13 +100,7 @@ SecRule ARGS \"@contains attack\" \"id:12,phase:1,deny\"\n";
     }
 
     fn ids(p: &Program) -> Vec<u32> {
-        p.phases[0]
-            .iter()
-            .filter_map(|s| match s {
-                Step::Rule(i) => Some(p.rules[*i as usize].id),
-                _ => None,
-            })
-            .collect()
+        p.rule_ids(1)
     }
 
     /// A profile where rule 12 (last) is cheap and matches half the time.
