@@ -11,17 +11,93 @@ use indexmap::IndexMap;
 use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 
-/// A key, stored inline when short (CRS keys are): no allocation per `setvar`.
-type Key = SmallVec<[u8; 40]>;
-/// A value, stored inline when short (scores, flags, levels).
-type Value = SmallVec<[u8; 24]>;
+/// Bytes stored inline when short, cloned with one copy (`SmallVec`'s own `Clone`
+/// goes byte by byte, which made copying the prologue's TX cost more than the
+/// `setvar`s it replaces).
+macro_rules! inline_bytes {
+    ($(#[$doc:meta])* $name:ident, $n:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Default, PartialEq, Eq)]
+        struct $name(SmallVec<[u8; $n]>);
+
+        impl $name {
+            fn from_slice(b: &[u8]) -> Self {
+                $name(SmallVec::from_slice(b))
+            }
+        }
+
+        impl Clone for $name {
+            fn clone(&self) -> Self {
+                $name::from_slice(&self.0)
+            }
+
+            fn clone_from(&mut self, source: &Self) {
+                self.0.clear();
+                self.0.extend_from_slice(&source.0);
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = SmallVec<[u8; $n]>;
+
+            fn deref(&self) -> &Self::Target {
+                &self.0
+            }
+        }
+
+        impl std::ops::DerefMut for $name {
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.0
+            }
+        }
+
+        impl std::hash::Hash for $name {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.0.as_slice().hash(state);
+            }
+        }
+
+        impl std::borrow::Borrow<[u8]> for $name {
+            fn borrow(&self) -> &[u8] {
+                &self.0
+            }
+        }
+    };
+}
+
+inline_bytes!(
+    /// A key, stored inline when short (CRS keys are): no allocation per `setvar`.
+    Key,
+    40
+);
+inline_bytes!(
+    /// A value, stored inline when short (scores, flags, levels).
+    Value,
+    24
+);
 
 /// A collection: lower-case keys to values, in insertion order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Collection {
     vars: IndexMap<Key, Value, BuildHasherDefault<FxHasher>>,
     /// Expiry (unix seconds) per key, from `expirevar`.
     expiry: HashMap<String, u64>,
+}
+
+impl Clone for Collection {
+    fn clone(&self) -> Self {
+        Collection {
+            vars: self.vars.clone(),
+            expiry: self.expiry.clone(),
+        }
+    }
+
+    /// Copies `source` into this collection's allocations (a transaction starting
+    /// from the prologue's TX reuses the table it had).
+    fn clone_from(&mut self, source: &Self) {
+        self.vars.clone_from(&source.vars);
+        self.expiry.clone_from(&source.expiry);
+    }
 }
 
 impl Collection {

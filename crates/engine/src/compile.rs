@@ -373,7 +373,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
     }
-    Ok(program)
+    crate::prologue::attach(program)
 }
 
 /// Groups prefiltered rules by (targets, transformation chain): a rule whose

@@ -28,6 +28,7 @@ pub mod prefilter;
 mod prefilter_proof;
 pub mod profile;
 pub mod program;
+pub mod prologue;
 pub mod prune;
 pub mod rule;
 pub mod transaction;

@@ -69,10 +69,19 @@ pub fn render(program: &Program) -> String {
     let mut prefiltered = 0;
     let mut folded = 0;
     let mut always = 0;
+    let mut prologue = 0;
     for (p, steps) in program.phases.iter().enumerate() {
         let _ = writeln!(out, "phase {}:", p + 1);
-        for step in steps {
+        let pro = program.prologue.as_ref().filter(|_| p == 0);
+        for (s, step) in steps.iter().enumerate() {
+            if pro.is_some_and(|pr| pr.end == s) {
+                let _ = writeln!(out, "  -- end of the prologue --");
+            }
             let Step::Rule(idx) = *step else { continue };
+            let hoisted = pro.is_some_and(|pr| pr.is_hoisted(s));
+            if hoisted {
+                prologue += 1;
+            }
             let mut link = Some(idx);
             let mut first = true;
             while let Some(i) = link {
@@ -113,6 +122,11 @@ pub fn render(program: &Program) -> String {
                         format!("always evaluated: {why}")
                     }
                 };
+                let what = if hoisted && first {
+                    format!("{what}; prologue: run once at load time")
+                } else {
+                    what
+                };
                 let id = if first {
                     rule.id.to_string()
                 } else {
@@ -135,6 +149,10 @@ pub fn render(program: &Program) -> String {
     let _ = writeln!(
         out,
         "{folded} rule(s) folded at load time, {prefiltered} prefiltered, {always} always evaluated"
+    );
+    let _ = writeln!(
+        out,
+        "{prologue} rule(s) in the prologue (phase 1's set-up rules, run once at load time)"
     );
     out
 }

@@ -160,6 +160,8 @@ pub struct Program {
     /// By prefilter group: its rules as masks over rule indexes, when every one
     /// is pure (see [`crate::value_cache::GroupMask`]).
     pub group_masks: Vec<Option<crate::value_cache::GroupMask>>,
+    /// The leading phase-1 rules run once at load time (see [`crate::prologue`]).
+    pub prologue: Option<crate::prologue::Prologue>,
 }
 
 /// Built dynamic operators: operator name -> expanded argument -> operator.
@@ -190,6 +192,7 @@ impl Program {
             caches,
             ordering: crate::ordering::Runtime::default(),
             group_masks: Vec::new(),
+            prologue: None,
         }
     }
 
@@ -275,6 +278,8 @@ impl Program {
         let mut p = Arc::try_unwrap(program)
             .map_err(|_| "the program is shared: reorder it before handing it out".to_string())?;
         let moved = crate::ordering::apply(&mut p, plan).map_err(|e| e.to_string())?;
+        // Phase 1's order may have changed: its prologue is computed again.
+        let p = crate::prologue::attach(p).map_err(|e| e.to_string())?;
         Ok((Arc::new(p), moved))
     }
 

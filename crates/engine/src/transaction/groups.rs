@@ -116,7 +116,7 @@ impl Transaction {
             } else {
                 0
             };
-        let mut value_bits: Vec<u64> = Vec::new();
+        let mut value_bits = std::mem::take(&mut self.bits_buf);
         let body = self.data.response_body_slot();
         let mask = program.group_masks.get(g).and_then(Option::as_ref);
         for c in &cands {
@@ -194,6 +194,7 @@ impl Transaction {
             }
         }
         self.groups[g] = union;
+        self.bits_buf = value_bits;
         self.scratch = scratch;
         self.cands = cands;
     }

@@ -201,6 +201,8 @@ pub struct Transaction {
     pub(crate) groups: Vec<groups::GroupUnion>,
     /// Reused by `setvar` for expanded values.
     pub(crate) setvar_buf: Vec<u8>,
+    /// Reused for one value's prefilter bits (see [`groups`]).
+    pub(crate) bits_buf: Vec<u64>,
 }
 
 impl Transaction {
@@ -257,6 +259,7 @@ impl Transaction {
             profile: None,
             groups: b.groups,
             setvar_buf: b.setvar_buf,
+            bits_buf: b.bits_buf,
             uri: String::new(),
         };
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
@@ -853,6 +856,7 @@ impl Drop for Transaction {
             tbuf: std::mem::take(&mut self.tbuf),
             groups: std::mem::take(&mut self.groups),
             setvar_buf: std::mem::take(&mut self.setvar_buf),
+            bits_buf: std::mem::take(&mut self.bits_buf),
             tx: std::mem::take(&mut self.state.tx),
             matched_vars: std::mem::take(&mut self.state.matched_vars),
         });

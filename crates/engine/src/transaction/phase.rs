@@ -18,6 +18,17 @@ use crate::variable::Var;
 use crate::EngineMode;
 use seclang::SetVarOp;
 
+/// What the rule loop does with a rule (see `Transaction::run_steps_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Evaluate it.
+    Run,
+    /// Go on as if it were not there.
+    Pass,
+    /// Stop before it.
+    Stop,
+}
+
 impl Transaction {
     /// Runs phase `phase` (1-5).
     pub(crate) fn run(&mut self, phase: u8) {
@@ -50,9 +61,116 @@ impl Transaction {
     }
 
     fn run_steps_in_order(&mut self, program: &crate::Program, phase: u8) {
+        let from = match &program.prologue {
+            Some(p) if phase == 1 => match self.enter_prologue(program, p) {
+                Some(end) => end,
+                None => return,
+            },
+            _ => 0,
+        };
+        self.run_steps_from(program, phase, from, |_| Visit::Run);
+    }
+
+    /// Phase 1's prologue (see [`crate::prologue`]): its kept rules run and its
+    /// recorded state is taken, or with `Options::verify` the whole segment runs
+    /// and the state it leaves is compared with the record. Returns the step to
+    /// continue from (0 when the transaction's state is not the fresh one the
+    /// prologue assumes), or `None` when the phase ended.
+    fn enter_prologue(
+        &mut self,
+        program: &crate::Program,
+        p: &crate::prologue::Prologue,
+    ) -> Option<usize> {
+        if !self.state.tx.is_empty()
+            || self.state.matched_vars.last().is_some()
+            || self.state.highest_severity.is_some()
+        {
+            return Some(0);
+        }
+        let end = p.end;
+        if program.options.verify {
+            let stopped = self.run_prologue_segment(program, end);
+            let Some((tx, matched_vars, severity)) = stopped else {
+                panic!("the prologue's segment ended the phase");
+            };
+            assert!(
+                tx.iter_bytes().eq(p.tx.iter_bytes()),
+                "the prologue's segment leaves another TX"
+            );
+            assert_eq!(
+                matched_vars, p.matched_vars,
+                "the prologue's segment leaves other MATCHED_VARS"
+            );
+            assert_eq!(severity, p.highest_severity);
+            return Some(end);
+        }
+        let stopped = self.run_steps_from(program, 1, 0, |i| {
+            if i >= end {
+                Visit::Stop
+            } else if p.is_hoisted(i) {
+                Visit::Pass
+            } else {
+                Visit::Run
+            }
+        });
+        if stopped != Some(end) {
+            return stopped.map(|_| end);
+        }
+        self.state.tx.clone_from(&p.tx);
+        self.state.matched_vars.clear();
+        for (name, value) in &p.matched_vars {
+            let mut e = self.state.matched_vars.spare();
+            e.0.push_str(name);
+            e.1.extend_from_slice(value);
+            self.state.matched_vars.push(e);
+        }
+        self.state.highest_severity = p.highest_severity;
+        Some(end)
+    }
+
+    /// Runs phase 1's steps before `end`, every rule, and returns the state they
+    /// leave (TX, MATCHED_VARS, HIGHEST_SEVERITY); `None` when they end the phase.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn run_prologue_segment(
+        &mut self,
+        program: &crate::Program,
+        end: usize,
+    ) -> Option<(Collection, Vec<(String, Vec<u8>)>, Option<u8>)> {
+        let stopped = self.run_steps_from(program, 1, 0, |i| {
+            if i >= end {
+                Visit::Stop
+            } else {
+                Visit::Run
+            }
+        })?;
+        (stopped == end || stopped == program.phases[0].len()).then(|| {
+            (
+                self.state.tx.clone(),
+                self.state
+                    .matched_vars
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.to_vec()))
+                    .collect(),
+                self.state.highest_severity,
+            )
+        })
+    }
+
+    /// The rule loop from step `from` (with no `skip` pending). `visit(i)` is asked
+    /// before the rule at step `i` is evaluated: on [`Visit::Stop`] the loop
+    /// returns `Some(i)`, on [`Visit::Pass`] it goes on to the next step as if the
+    /// rule were not there. Returns `Some(steps.len())` at the phase's end and
+    /// `None` when a match ends the phase early (intervention, `allow`).
+    fn run_steps_from(
+        &mut self,
+        program: &crate::Program,
+        phase: u8,
+        from: usize,
+        visit: impl Fn(usize) -> Visit,
+    ) -> Option<usize> {
         let steps = &program.phases[(phase - 1) as usize];
         let early_exit = program.ordering.early_exit[(phase - 1) as usize].as_ref();
-        let mut i = 0;
+        let mut i = from;
         let mut skip = 0u32;
         while i < steps.len() {
             let idx = match steps[i] {
@@ -74,6 +192,14 @@ impl Transaction {
                 continue;
             }
             let rule = &program.rules[idx as usize];
+            match visit(i) {
+                Visit::Run => {}
+                Visit::Pass => {
+                    i += 1;
+                    continue;
+                }
+                Visit::Stop => return Some(i),
+            }
             if self.rule_removed(rule) {
                 i += 1;
                 continue;
@@ -96,15 +222,15 @@ impl Transaction {
             };
             if matched {
                 if self.intervention.is_some() && phase < 5 {
-                    return;
+                    return None;
                 }
                 match self.allowed {
                     Allowed::Phase(p) if p == phase => {
                         self.allowed = Allowed::None;
-                        return;
+                        return None;
                     }
-                    Allowed::All if phase < 5 => return,
-                    Allowed::Request if phase <= 2 => return,
+                    Allowed::All if phase < 5 => return None,
+                    Allowed::Request if phase <= 2 => return None,
                     _ => {}
                 }
                 if let Some(exit) = early_exit {
@@ -124,6 +250,7 @@ impl Transaction {
             }
             i += 1;
         }
+        Some(i)
     }
 
     /// Whether a `ctl:ruleRemove*` of this transaction removed `rule`.

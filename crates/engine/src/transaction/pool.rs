@@ -28,6 +28,7 @@ pub(crate) struct Buffers {
     pub tbuf: Vec<u8>,
     pub groups: Vec<GroupUnion>,
     pub setvar_buf: Vec<u8>,
+    pub bits_buf: Vec<u64>,
     pub tx: crate::collection::Collection,
     pub matched_vars: super::matched::MatchedVars,
 }

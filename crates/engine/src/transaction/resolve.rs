@@ -112,8 +112,52 @@ impl Transaction {
             .map(|(_, _, c)| c)
     }
 
-    /// Appends the values `spec` selects (before exclusions).
+    /// Appends the values `spec` selects (before exclusions). Values stored in the
+    /// arena (all request and response data) take an inlined path; counts and
+    /// values computed from state go through [`Transaction::collect_other`].
+    #[inline]
     pub(crate) fn collect(
+        &self,
+        spec: &TargetSpec,
+        rule: &Rule,
+        scratch: &mut Scratch,
+        out: &mut Vec<Candidate>,
+    ) {
+        let var = spec.var;
+        if spec.count {
+            return self.collect_other(spec, rule, scratch, out);
+        }
+        let lists = match var {
+            Var::Args => [Var::ArgsGet, Var::ArgsPost],
+            Var::ArgsNames => [Var::ArgsGetNames, Var::ArgsPostNames],
+            _ if is_stored(var) => [var, var],
+            _ => return self.collect_other(spec, rule, scratch, out),
+        };
+        let n = if lists[0] == lists[1] { 1 } else { 2 };
+        let mut any = false;
+        for &list in &lists[..n] {
+            for &slot in self.data.slots(list) {
+                any = true;
+                if spec.sel.selects(&self.data.entry(slot).key) {
+                    out.push(Candidate {
+                        var,
+                        count: false,
+                        src: Src::Slot(slot),
+                    });
+                }
+            }
+        }
+        // As libmodsecurity v3's anchored variables: a single-valued variable that
+        // was never set still yields one empty value.
+        if !any && n == 1 && is_scalar(var) {
+            Self::push_scalar(var, b"", scratch, out);
+        }
+    }
+
+    /// [`Transaction::collect`] for counts and for variables not (only) stored in
+    /// the arena.
+    #[inline(never)]
+    fn collect_other(
         &self,
         spec: &TargetSpec,
         rule: &Rule,
@@ -376,6 +420,47 @@ fn time_value(var: Var) -> String {
     }
 }
 
+/// Whether a variable's values are exactly the arena's list of the same name:
+/// neither collected from state nor computed (see `Transaction::collect_other` and
+/// `Transaction::dynamic_scalar`), nor the union of two lists (ARGS, ARGS_NAMES).
+fn is_stored(var: Var) -> bool {
+    !matches!(
+        var,
+        Var::Args
+            | Var::ArgsNames
+            | Var::Tx
+            | Var::Env
+            | Var::Geo
+            | Var::Ip
+            | Var::Global
+            | Var::Session
+            | Var::User
+            | Var::Resource
+            | Var::MatchedVars
+            | Var::MatchedVarsNames
+            | Var::Rule
+            | Var::Xml
+            | Var::MatchedVar
+            | Var::MatchedVarName
+            | Var::HighestSeverity
+            | Var::Duration
+            | Var::ArgsCombinedSize
+            | Var::SessionId
+            | Var::UserId
+            | Var::UrlencodedError
+            | Var::MscPcreLimitsExceeded
+            | Var::Time
+            | Var::TimeDay
+            | Var::TimeEpoch
+            | Var::TimeHour
+            | Var::TimeMin
+            | Var::TimeMon
+            | Var::TimeSec
+            | Var::TimeWday
+            | Var::TimeYear
+    )
+}
+
 /// Whether a variable is single-valued (per the SecLang name table).
 fn is_scalar(var: Var) -> bool {
     static SCALAR: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
@@ -391,4 +476,30 @@ fn is_scalar(var: Var) -> bool {
             .collect()
     });
     table.get(var as usize).copied().unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::{Connection, Program};
+
+    /// `collect`'s inlined path takes a stored variable's list as its values: no
+    /// variable on it may be one `dynamic_scalar` computes.
+    #[test]
+    fn stored_variables_are_never_computed() {
+        let program =
+            Program::from_str("t.conf", "SecRuleEngine On\n").unwrap_or_else(|e| panic!("{e}"));
+        let t = Transaction::new(Arc::clone(&program), &Connection::default());
+        for &var in Var::ALL {
+            if is_stored(var) {
+                assert!(
+                    t.dynamic_scalar(var).is_none(),
+                    "{} is computed but taken as stored",
+                    var.name()
+                );
+            }
+        }
+    }
 }
