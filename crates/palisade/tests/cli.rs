@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // tests fail by panicking
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 // The engine's test MaxMind DB writer (databases are generated, never shipped).
@@ -21,6 +21,53 @@ fn shared() -> PathBuf {
     p
 }
 
+/// How a run of the binary exited and what it printed.
+struct Run {
+    success: bool,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` to completion.
+fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().unwrap();
+    Run {
+        success: out.status.success(),
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+impl Run {
+    /// Asserts that the run succeeded (showing both streams if not).
+    fn succeeded(self) -> Run {
+        assert!(self.success, "{}{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// Asserts that the run exited with status 1 (showing both streams if not).
+    fn exited_1(self) -> Run {
+        assert_eq!(self.code, Some(1), "{}{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+/// Asserts that `text` contains every one of `parts`.
+fn assert_contains(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} is missing from:\n{text}");
+    }
+}
+
+/// Writes `contents` to the file `name` in `dir`; returns its path.
+fn write(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
 #[test]
 fn check_accepts_the_crs_and_reports_counts() {
     let crs = shared().join("crs");
@@ -32,104 +79,76 @@ fn check_accepts_the_crs_and_reports_counts() {
         .collect();
     rules.sort();
     args.extend(rules);
-    let out = palisade().arg("check").args(&args).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text.contains("configuration is valid"), "{text}");
-    assert!(text.contains("markers        30"), "{text}");
-    assert!(
-        text.contains("regular expressions: all run on the linear-time engine"),
-        "{text}"
+    let out = run(palisade().arg("check").args(&args)).succeeded();
+    assert_contains(
+        &out.stdout,
+        &[
+            "configuration is valid",
+            "markers        30",
+            "regular expressions: all run on the linear-time engine",
+        ],
     );
 }
 
 #[test]
 fn check_lists_every_error_and_fails() {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("bad.conf");
-    std::fs::write(
-        &f,
+    let f = write(
+        dir.path(),
+        "bad.conf",
         "SecRuleEngin On\nSecRule ARGZ \"@rx a\" \"id:1,phase:2\"\n",
-    )
-    .unwrap();
-    let out = palisade().arg("check").arg(&f).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        err.contains("bad.conf:1:1: error[unknown-directive]"),
-        "{err}"
     );
-    assert!(
-        err.contains("bad.conf:2:9: error[unknown-variable]"),
-        "{err}"
+    let out = run(palisade().arg("check").arg(&f)).exited_1();
+    assert_contains(
+        &out.stderr,
+        &[
+            "bad.conf:1:1: error[unknown-directive]",
+            "bad.conf:2:9: error[unknown-variable]",
+            "2 errors",
+        ],
     );
-    assert!(err.contains("2 errors"), "{err}");
 }
 
 #[test]
 fn check_compiles_operators_and_reports_fallbacks() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad-regex.conf");
-    std::fs::write(
-        &bad,
+    let bad = write(
+        dir.path(),
+        "bad-regex.conf",
         "SecRule ARGS \"@rx (unclosed\" \"id:1,phase:2,pass\"\n",
-    )
-    .unwrap();
-    let out = palisade().arg("check").arg(&bad).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
     );
-    let lookaround = dir.path().join("lookaround.conf");
-    std::fs::write(
-        &lookaround,
+    run(palisade().arg("check").arg(&bad)).exited_1();
+    let lookaround = write(
+        dir.path(),
+        "lookaround.conf",
         "SecRule ARGS \"@rx a(?!b)\" \"id:1,phase:2,pass\"\n",
-    )
-    .unwrap();
-    let out = palisade().arg("check").arg(&lookaround).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("1 run on the bounded backtracking engine"),
-        "{text}"
     );
-    assert!(text.contains("rule 1 at"), "{text}");
+    let out = run(palisade().arg("check").arg(&lookaround)).succeeded();
+    assert_contains(
+        &out.stdout,
+        &["1 run on the bounded backtracking engine", "rule 1 at"],
+    );
 }
 
 #[test]
 fn eval_explains_a_crs_sqli_block() {
     let dir = tempfile::tempdir().unwrap();
-    let req = dir.path().join("sqli.http");
-    std::fs::write(&req, "GET /?id=1%27%20OR%20%271%27=%271 HTTP/1.1\nHost: localhost\nUser-Agent: curl/8\nAccept: */*\n\n").unwrap();
-    let out = palisade()
+    let req = write(dir.path(), "sqli.http", "GET /?id=1%27%20OR%20%271%27=%271 HTTP/1.1\nHost: localhost\nUser-Agent: curl/8\nAccept: */*\n\n");
+    let out = run(palisade()
         .arg("eval")
         .arg(&req)
         .arg("--crs")
-        .arg(shared().join("crs"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text.contains("decision: Deny { status: 403, rule_id: Some(949110) }"),
-        "{text}"
-    );
-    assert!(text.contains("[942100]"), "{text}");
-    assert!(text.contains("variable:    ARGS:id"), "{text}");
-    assert!(text.contains("transformed: 1' OR '1'='1"), "{text}");
-    assert!(
-        text.contains("blocking_inbound_anomaly_score = 5"),
-        "{text}"
+        .arg(shared().join("crs")))
+    .succeeded();
+    assert_contains(
+        &out.stdout,
+        &[
+            "decision: Deny { status: 403, rule_id: Some(949110) }",
+            "[942100]",
+            "variable:    ARGS:id",
+            "transformed: 1' OR '1'='1",
+            "blocking_inbound_anomaly_score = 5",
+        ],
     );
 }
 
@@ -144,85 +163,56 @@ fn check_and_eval_run_a_geo_lookup_rule_set() {
             "DE", "Germany", "Europe", "Berlin", "10115", 52.5244, 13.4105,
         ),
     );
-    std::fs::write(dir.path().join("city.mmdb"), w.build()).unwrap();
-    let rules = dir.path().join("geo.conf");
-    std::fs::write(
-        &rules,
+    let db = write(dir.path(), "city.mmdb", w.build());
+    let rules = write(
+        dir.path(),
+        "geo.conf",
         "SecRuleEngine On\nSecGeoLookupDb city.mmdb\n\
          SecRule REQUEST_HEADERS:X-Forwarded-For \"@geoLookup\" \
          \"chain,id:100,phase:1,deny,status:403,log,msg:'from %{geo.country_name}'\"\n\
          SecRule GEO:COUNTRY_CODE \"@streq DE\" \"t:none\"\n",
-    )
-    .unwrap();
-    let out = palisade()
-        .args(["check", "--plan"])
-        .arg(&rules)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("configuration is valid"), "{text}");
-    assert!(text.contains("@geoLookup writes GEO"), "{text}");
+    let out = run(palisade().args(["check", "--plan"]).arg(&rules)).succeeded();
+    assert_contains(
+        &out.stdout,
+        &["configuration is valid", "@geoLookup writes GEO"],
+    );
 
     let eval = |xff: &str| {
-        let req = dir.path().join("req.http");
-        std::fs::write(
-            &req,
+        let req = write(
+            dir.path(),
+            "req.http",
             format!("GET / HTTP/1.1\nHost: localhost\nX-Forwarded-For: {xff}\n\n"),
-        )
-        .unwrap();
-        let out = palisade()
-            .arg("eval")
-            .arg(&req)
-            .arg("--rules")
-            .arg(&rules)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
         );
-        text
+        run(palisade().arg("eval").arg(&req).arg("--rules").arg(&rules))
+            .succeeded()
+            .stdout
     };
     let text = eval("198.51.100.7");
-    assert!(
-        text.contains("decision: Deny { status: 403, rule_id: Some(100) }"),
-        "{text}"
+    assert_contains(
+        &text,
+        &[
+            "decision: Deny { status: 403, rule_id: Some(100) }",
+            "from Germany",
+        ],
     );
-    assert!(text.contains("from Germany"), "{text}");
     let text = eval("192.0.2.1");
     assert!(!text.contains("Deny"), "{text}");
 
     // A missing database is a load error naming the file.
-    std::fs::remove_file(dir.path().join("city.mmdb")).unwrap();
-    let out = palisade().arg("check").arg(&rules).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("SecGeoLookupDb"), "{err}");
-    assert!(err.contains("city.mmdb"), "{err}");
+    std::fs::remove_file(db).unwrap();
+    let out = run(palisade().arg("check").arg(&rules)).exited_1();
+    assert_contains(&out.stderr, &["SecGeoLookupDb", "city.mmdb"]);
 }
 
 #[test]
 fn ftw_runs_selected_cases_in_process() {
     let crs = shared().join("crs");
-    let out = palisade()
+    let out = run(palisade()
         .args(["ftw", "--rule", "942100", "--crs"])
-        .arg(&crs)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let last = text.lines().last().unwrap();
+        .arg(&crs))
+    .succeeded();
+    let last = out.stdout.lines().last().unwrap();
     let counts: Vec<usize> = last
         .split(", ")
         .map(|part| part.split(' ').next().unwrap().parse().unwrap())
@@ -234,16 +224,14 @@ fn ftw_runs_selected_cases_in_process() {
 }
 
 /// A three-request JSON Lines corpus (one blocked by the rules of [`RULES`]).
-fn small_corpus(dir: &std::path::Path) -> PathBuf {
-    let corpus = dir.join("c.jsonl");
-    std::fs::write(
-        &corpus,
+fn small_corpus(dir: &Path) -> PathBuf {
+    write(
+        dir,
+        "c.jsonl",
         "{\"name\":\"a\",\"method\":\"GET\",\"target\":\"/?q=hello\",\"headers\":[[\"Host\",\"x\"]]}\n\
          {\"name\":\"b\",\"method\":\"GET\",\"target\":\"/?q=evil\",\"headers\":[[\"Host\",\"x\"]]}\n\
          {\"name\":\"c\",\"method\":\"POST\",\"target\":\"/f\",\"headers\":[[\"Host\",\"x\"],[\"Content-Type\",\"application/x-www-form-urlencoded\"]],\"body\":\"a=1&b=evil\"}\n",
     )
-    .unwrap();
-    corpus
 }
 
 const RULES: &str = "SecRuleEngine On\nSecRequestBodyAccess On\n\
@@ -253,48 +241,33 @@ const RULES: &str = "SecRuleEngine On\nSecRequestBodyAccess On\n\
 fn bench_engine_verify_compares_optimised_and_plain_runs() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = small_corpus(dir.path());
-    let rules = dir.path().join("r.conf");
-    std::fs::write(&rules, RULES).unwrap();
-    let out = palisade()
-        .args(["bench", "engine", "--verify", "--optimizations", "all"])
-        .arg("--rules")
-        .arg(&rules)
-        .arg("--corpus")
-        .arg(&corpus)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains(
-            "checked 6 evaluations (3 requests x 2 passes), reference blocked 2 and matched rules on 2 per pass"
-        ),
-        "{text}"
+    let rules = write(dir.path(), "r.conf", RULES);
+    // `palisade bench engine ARGS --rules RULES --corpus CORPUS`.
+    let bench_engine = |args: &[&str]| {
+        let mut c = palisade();
+        c.args(["bench", "engine"])
+            .args(args)
+            .arg("--rules")
+            .arg(&rules)
+            .arg("--corpus")
+            .arg(&corpus);
+        run(&mut c)
+    };
+    let out = bench_engine(&["--verify", "--optimizations", "all"]).succeeded();
+    assert_contains(
+        &out.stdout,
+        &[
+            "checked 6 evaluations (3 requests x 2 passes), reference blocked 2 and matched rules on 2 per pass",
+            "no differences",
+        ],
     );
-    assert!(text.contains("no differences"), "{text}");
     // The inline mode is still there, as a timed run.
-    let out = palisade()
-        .args(["bench", "engine", "--verify-inline", "--iterations", "1"])
-        .arg("--rules")
-        .arg(&rules)
-        .arg("--corpus")
-        .arg(&corpus)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("(verified inline)"), "{text}");
+    let out = bench_engine(&["--verify-inline", "--iterations", "1"]).succeeded();
+    assert_contains(&out.stdout, &["(verified inline)"]);
     // Unknown optimisations are refused.
-    let out = palisade()
-        .args(["bench", "engine", "--verify", "--optimizations", "nonsense"])
-        .arg("--rules")
-        .arg(&rules)
-        .arg("--corpus")
-        .arg(&corpus)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown optimisation `nonsense`"));
+    let out = bench_engine(&["--verify", "--optimizations", "nonsense"]);
+    assert!(!out.success);
+    assert!(out.stderr.contains("unknown optimisation `nonsense`"));
 }
 
 #[test]
@@ -302,22 +275,25 @@ fn bench_ablation_runs_each_accepted_step_and_lists_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = small_corpus(dir.path());
     let out_dir = dir.path().join("out");
-    let out = palisade()
+    let out = run(palisade()
         .args(["bench", "ablation", "--paranoia", "1", "--iterations", "1"])
         .arg("--crs")
         .arg(shared().join("crs"))
         .arg("--corpus")
         .arg(format!("small={}", corpus.display()))
         .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+        .arg(&out_dir))
+    .succeeded();
+    let err = out.stderr;
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
-    assert!(report.contains("| baseline | `none` |"), "{report}");
-    assert!(report.contains("| all | `all` |"), "{report}");
-    assert!(report.contains("| +prefilter | `"), "{report}");
+    assert_contains(
+        &report,
+        &[
+            "| baseline | `none` |",
+            "| all | `all` |",
+            "| +prefilter | `",
+        ],
+    );
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
             .unwrap();

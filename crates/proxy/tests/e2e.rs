@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{admin, get, pattern, raw, start, Conn};
+use common::{admin, chunked_body, get, pattern, raw, start, Conn};
 
 const CONFIG: &str = r#"
 [[listener]]
@@ -159,12 +159,7 @@ fn chunked_with(target: &str, body: &[u8], chunk: usize, ctype: &str) -> Vec<u8>
         "POST {target} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: t\r\nAccept: */*\r\nContent-Type: {ctype}\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
     .into_bytes();
-    for c in body.chunks(chunk.max(1)) {
-        r.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
-        r.extend_from_slice(c);
-        r.extend_from_slice(b"\r\n");
-    }
-    r.extend_from_slice(b"0\r\n\r\n");
+    r.extend(chunked_body(body, chunk));
     r
 }
 

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{admin, start, Conn};
+use common::{admin, start, Conn, EchoConfig};
 use engine::Program;
 
 /// Self-contained mode: several independent deny rules, the frequent ones last;
@@ -27,31 +27,17 @@ SecRule ARGS "@contains evil" "id:19,phase:1,deny"
 "#;
 
 fn config(min_samples: u32) -> String {
-    format!(
-        r#"
-[[listener]]
-address = "127.0.0.1:0"
-
-[admin]
-address = "127.0.0.1:0"
-
-[learning]
-order = true
-window_secs = 1
-sample_every = 1
-min_samples = {min_samples}
-min_gain_percent = 0
-
-[[upstream]]
-name = "echo"
-addresses = ["{{echo}}"]
-
-[[route]]
-upstream = "echo"
-rules_inline = """
-{RULES}"""
-"#
-    )
+    let learning = format!(
+        "[learning]\norder = true\nwindow_secs = 1\nsample_every = 1\n\
+         min_samples = {min_samples}\nmin_gain_percent = 0\n"
+    );
+    EchoConfig {
+        admin: true,
+        tables: &learning,
+        rules: RULES,
+        ..Default::default()
+    }
+    .toml()
 }
 
 /// Traffic where the last rules (18, 19) catch most requests.
@@ -123,6 +109,18 @@ async fn analyses(h: &common::Harness) -> f64 {
         .await;
     }
     n
+}
+
+/// After a short pause, waits (30 s at most, else fails with `why`) for one more
+/// analysis to run.
+async fn wait_for_an_analysis(h: &common::Harness, why: &str) {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let before = analyses(h).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while analyses(h).await < before + 1.0 {
+        assert!(Instant::now() < deadline, "{why}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Sends training traffic until `published` orders have been published.
@@ -204,13 +202,7 @@ async fn a_reload_starts_learning_over() {
     for _ in 0..7 {
         statuses(&mut c, &TRAINING).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let a0 = analyses(&h).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while analyses(&h).await < a0 + 1.0 {
-        assert!(Instant::now() < deadline, "no analysis ran");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_an_analysis(&h, "no analysis ran").await;
     assert_eq!(h.server().shared().metrics.order_plans_published(), 0);
 
     // Reload (the same rules, compiled again): the 42 samples are not the new
@@ -223,16 +215,7 @@ async fn a_reload_starts_learning_over() {
     for _ in 0..7 {
         statuses(&mut c, &TRAINING).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let a1 = analyses(&h).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while analyses(&h).await < a1 + 1.0 {
-        assert!(
-            Instant::now() < deadline,
-            "no analysis ran after the reload"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_an_analysis(&h, "no analysis ran after the reload").await;
     assert_eq!(
         h.server().shared().metrics.order_plans_published(),
         0,

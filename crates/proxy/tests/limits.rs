@@ -5,37 +5,25 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{raw, start, Conn};
+use common::{chunked_body, raw, start, Conn, EchoConfig};
 
-const CONFIG: &str = r#"
-[[listener]]
-address = "127.0.0.1:0"
-
-[limits]
-header_timeout_ms = 300
-max_body_bytes = 1000
-
-[[upstream]]
-name = "echo"
-addresses = ["{echo}"]
-
-# Body access on: the engine buffers the body, so a chunked body over the cap is
-# refused before anything goes upstream. (With a streamed body the upstream may
-# already have answered; the stream is then cut.)
-[[route]]
-host = "app.test"
-upstream = "echo"
-rules_inline = """
-SecRuleEngine On
-SecRequestBodyAccess On
-SecRequestBodyLimit 100000
-SecRequestBodyNoFilesLimit 100000
-"""
-"#;
+/// Body access on: the engine buffers the body, so a chunked body over the cap is
+/// refused before anything goes upstream. (With a streamed body the upstream may
+/// already have answered; the stream is then cut.)
+fn config() -> String {
+    EchoConfig {
+        tables: "[limits]\nheader_timeout_ms = 300\nmax_body_bytes = 1000\n",
+        route: "host = \"app.test\"",
+        rules: "SecRuleEngine On\nSecRequestBodyAccess On\n\
+                SecRequestBodyLimit 100000\nSecRequestBodyNoFilesLimit 100000\n",
+        ..Default::default()
+    }
+    .toml()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_head_gets_408() {
-    let h = start(CONFIG).await;
+    let h = start(&config()).await;
     let mut c = Conn::open(h.addr).await;
     let t = Instant::now();
     c.send(b"GET / HTTP/1.1\r\nHost: app.test\r\n").await;
@@ -47,18 +35,13 @@ async fn slow_head_gets_408() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_max_body_bytes_get_413() {
-    let h = start(CONFIG).await;
+    let h = start(&config()).await;
     let mut req = b"POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 1001\r\n\r\n".to_vec();
     req.extend_from_slice(&[b'a'; 1001]);
     assert_eq!(raw(h.addr, &req).await.unwrap().status, 413);
     let mut req =
         b"POST / HTTP/1.1\r\nHost: app.test\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-    for _ in 0..3 {
-        req.extend_from_slice(b"190\r\n");
-        req.extend_from_slice(&[b'a'; 0x190]);
-        req.extend_from_slice(b"\r\n");
-    }
-    req.extend_from_slice(b"0\r\n\r\n");
+    req.extend(chunked_body(&[b'a'; 3 * 0x190], 0x190));
     assert_eq!(raw(h.addr, &req).await.unwrap().status, 413);
     let mut req = b"POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 1000\r\n\r\n".to_vec();
     req.extend_from_slice(&[b'a'; 1000]);
@@ -68,7 +51,7 @@ async fn bodies_over_max_body_bytes_get_413() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unrouted_host_gets_404() {
-    let h = start(CONFIG).await;
+    let h = start(&config()).await;
     let r = raw(
         h.addr,
         b"GET / HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n",
@@ -121,31 +104,18 @@ async fn refused_heads_never_reach_the_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_back_bodies_spill_to_a_temporary_file_and_forward_byte_exact() {
     let spill_dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        r#"
-[[listener]]
-address = "127.0.0.1:0"
-
-[limits]
-body_memory_bytes = 4096
-body_temp_dir = "{}"
-
-[[upstream]]
-name = "echo"
-addresses = ["{{echo}}"]
-
-[[route]]
-upstream = "echo"
-rules_inline = """
-SecRuleEngine On
-SecRequestBodyAccess On
-SecRequestBodyLimit 10000000
-SecRequestBodyNoFilesLimit 10000000
-SecRule REQUEST_BODY "@contains forbidden-marker" "id:1,phase:2,deny,status:403"
-"""
-"#,
+    let limits = format!(
+        "[limits]\nbody_memory_bytes = 4096\nbody_temp_dir = \"{}\"\n",
         spill_dir.path().display()
     );
+    let config = EchoConfig {
+        tables: &limits,
+        rules: "SecRuleEngine On\nSecRequestBodyAccess On\n\
+                SecRequestBodyLimit 10000000\nSecRequestBodyNoFilesLimit 10000000\n\
+                SecRule REQUEST_BODY \"@contains forbidden-marker\" \"id:1,phase:2,deny,status:403\"\n",
+        ..Default::default()
+    }
+    .toml();
     let h = start(&config).await;
     let spilled = || {
         let text = h.server().shared().metrics.render();
@@ -168,12 +138,7 @@ SecRule REQUEST_BODY "@contains forbidden-marker" "id:1,phase:2,deny,status:403"
     assert_eq!(spilled(), 1);
     let body = common::pattern(1_000_000);
     let mut req = b"POST /upload HTTP/1.1\r\nHost: app.test\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-    for part in body.chunks(70_000) {
-        req.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
-        req.extend_from_slice(part);
-        req.extend_from_slice(b"\r\n");
-    }
-    req.extend_from_slice(b"0\r\n\r\n");
+    req.extend(chunked_body(&body, 70_000));
     let r = raw(h.addr, &req).await.unwrap();
     assert_eq!(r.status, 200);
     assert!(r.body == body, "chunked body forwarded byte-exact");

@@ -8,36 +8,24 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{admin, get, start, Conn};
+use common::{admin, get, start, Conn, EchoConfig};
 
-fn config(echo: &str, blocked_word: &str) -> String {
-    format!(
-        r#"
-[[listener]]
-address = "127.0.0.1:0"
-
-[admin]
-address = "127.0.0.1:0"
-
-[[upstream]]
-name = "echo"
-addresses = ["{echo}"]
-
-[[route]]
-upstream = "echo"
-rules_inline = """
-SecRuleEngine On
-SecRequestBodyAccess On
-SecRule ARGS "@contains {blocked_word}" "id:10,phase:1,deny,status:403,log"
-"""
-"#
-    )
+fn config(blocked_word: &str) -> String {
+    let rules = format!(
+        "SecRuleEngine On\nSecRequestBodyAccess On\n\
+         SecRule ARGS \"@contains {blocked_word}\" \"id:10,phase:1,deny,status:403,log\"\n"
+    );
+    EchoConfig {
+        admin: true,
+        rules: &rules,
+        ..Default::default()
+    }
+    .toml()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_under_load_loses_no_request_and_applies_new_rules() {
-    let h = start(&config("{echo}", "alpha")).await;
-    let echo = h.echo.to_string();
+    let h = start(&config("alpha")).await;
     let admin_addr = h.server().admin_addr().unwrap();
     assert_eq!(admin(admin_addr, "GET", "/healthz").await.status, 200);
     assert_eq!(admin(admin_addr, "GET", "/readyz").await.status, 200);
@@ -66,7 +54,7 @@ async fn reload_under_load_loses_no_request_and_applies_new_rules() {
     for i in 0..20 {
         if i % 2 == 0 {
             let word = words[(i / 2) % 2];
-            std::fs::write(&h.config_path, config(&echo, word)).unwrap();
+            h.write_config(&config(word));
             let r = admin(admin_addr, "POST", "/reload").await;
             assert_eq!(r.status, 200, "reload {i}: {}", r.text());
             // The new rules take effect at once; the old ones are gone.
@@ -81,9 +69,9 @@ async fn reload_under_load_loses_no_request_and_applies_new_rules() {
             let bad = if i % 4 == 1 {
                 "[[listener]\naddress = 1\n".to_string()
             } else {
-                config(&echo, "x").replace("@contains", "@noSuchOperator")
+                config("x").replace("@contains", "@noSuchOperator")
             };
-            std::fs::write(&h.config_path, bad).unwrap();
+            h.write_config(&bad);
             let r = admin(admin_addr, "POST", "/reload").await;
             assert_eq!(r.status, 500, "reload {i}: {}", r.text());
             assert!(
@@ -122,7 +110,7 @@ async fn reload_under_load_loses_no_request_and_applies_new_rules() {
     assert!(metrics.contains("palisade_waf_seconds_bucket{phase=\"request_headers\""));
     assert!(metrics.contains("palisade_rules_loaded 1"), "{metrics}");
     // The client `palisade reload` uses.
-    std::fs::write(&h.config_path, config(&echo, "delta")).unwrap();
+    h.write_config(&config("delta"));
     let (status, text) = proxy::admin::request_reload(admin_addr).await.unwrap();
     assert_eq!(status, 200, "{text}");
     assert!(text.starts_with("reloaded: 1 routes, 1 rules"), "{text}");
@@ -131,7 +119,7 @@ async fn reload_under_load_loses_no_request_and_applies_new_rules() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_drains_in_flight_requests() {
-    let mut h = start(&config("{echo}", "alpha")).await;
+    let mut h = start(&config("alpha")).await;
     let addr = h.addr;
     // Three requests in flight (the backend answers after 700 ms) and one idle
     // keep-alive connection.

@@ -7,24 +7,15 @@ mod common;
 
 use std::time::Duration;
 
-fn config(echo: &str, word: &str) -> String {
-    format!(
-        r#"
-[[listener]]
-address = "127.0.0.1:0"
-
-[[upstream]]
-name = "echo"
-addresses = ["{echo}"]
-
-[[route]]
-upstream = "echo"
-rules_inline = """
-SecRuleEngine On
-SecRule ARGS "@contains {word}" "id:10,phase:1,deny,status:403"
-"""
-"#
-    )
+fn config(word: &str) -> String {
+    let rules = format!(
+        "SecRuleEngine On\nSecRule ARGS \"@contains {word}\" \"id:10,phase:1,deny,status:403\"\n"
+    );
+    common::EchoConfig {
+        rules: &rules,
+        ..Default::default()
+    }
+    .toml()
 }
 
 fn kill(sig: &str) {
@@ -38,15 +29,14 @@ fn kill(sig: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_reloads_and_sigterm_stops() {
-    let mut h = common::start(&config("{echo}", "alpha")).await;
-    let echo = h.echo.to_string();
+    let mut h = common::start(&config("alpha")).await;
     let addr = h.addr;
     let server = h.server.take().unwrap();
     let running = tokio::spawn(server.run_until_signal());
     // Give the signal handlers a moment to be installed.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(common::get(addr, "/?q=alpha").await.status, 403);
-    std::fs::write(&h.config_path, config(&echo, "omega")).unwrap();
+    h.write_config(&config("omega"));
     kill("-HUP");
     let mut reloaded = false;
     for _ in 0..100 {

@@ -27,29 +27,20 @@ fn certs(dir: &std::path::Path) -> Certs {
     Certs { a, b }
 }
 
-const CONFIG: &str = r#"
-[[listener]]
-address = "127.0.0.1:0"
-tls = [
+fn config() -> String {
+    common::EchoConfig {
+        listener: r#"tls = [
   { cert = "{certs}/a.crt", key = "{certs}/a.key", server_names = ["a.test"] },
   { cert = "{certs}/b.crt", key = "{certs}/b.key", server_names = ["b.test"] },
-]
-
-[[upstream]]
-name = "echo"
-addresses = ["{echo}"]
-
-[[route]]
-upstream = "echo"
-rules_inline = """
-SecRuleEngine On
-SecRequestBodyAccess On
-SecRequestBodyLimit 1048576
-SecRequestBodyNoFilesLimit 1048576
-SecRequestBodyLimitAction ProcessPartial
-SecRule ARGS|REQUEST_BODY "@contains attack" "id:7,phase:2,deny,status:403,log"
-"""
-"#;
+]"#,
+        rules: "SecRuleEngine On\nSecRequestBodyAccess On\n\
+                SecRequestBodyLimit 1048576\nSecRequestBodyNoFilesLimit 1048576\n\
+                SecRequestBodyLimitAction ProcessPartial\n\
+                SecRule ARGS|REQUEST_BODY \"@contains attack\" \"id:7,phase:2,deny,status:403,log\"\n",
+        ..Default::default()
+    }
+    .toml()
+}
 
 fn client(certs: &Certs, alpn: &[u8]) -> tokio_rustls::TlsConnector {
     let mut roots = rustls::RootCertStore::empty();
@@ -68,7 +59,7 @@ fn client(certs: &Certs, alpn: &[u8]) -> tokio_rustls::TlsConnector {
 async fn setup() -> (common::Harness, Certs, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let certs = certs(dir.path());
-    let text = CONFIG.replace("{certs}", &dir.path().display().to_string());
+    let text = config().replace("{certs}", &dir.path().display().to_string());
     (common::start(&text).await, certs, dir)
 }
 

@@ -10,15 +10,15 @@ use tokio::task::JoinSet;
 
 use super::client::{Client, ClientError, Prepared};
 use super::report::{Recorder, Report, RunInfo};
-use super::{on_threads, HttpError, LoadConfig, Progress};
+use super::{join_merged, on_threads, HttpError, LoadConfig, Progress};
 
 /// Requests a task counts before publishing them to the progress bar.
 const BATCH: u64 = 64;
 
 /// Runs the closed loop over `requests`.
 pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>) -> Result<Report, HttpError> {
-    let threads = cfg.threads.max(1).min(cfg.connections.max(1));
-    let connections = cfg.connections.max(1);
+    let info = RunInfo::closed(cfg);
+    let (connections, threads) = (info.connections, info.threads);
     let progress = Progress::start(
         cfg.progress,
         cfg.duration,
@@ -49,30 +49,12 @@ pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>) -> Result<Report, Htt
                     connection(addr, &requests, offset, limits, keep_alive, &done).await
                 });
             }
-            let mut parts = Vec::new();
-            while let Some(r) = set.join_next().await {
-                if let Ok(part) = r {
-                    parts.push(part);
-                }
-            }
-            Recorder::merge_all(start, &parts)
+            join_merged(start, set).await
         }
     })?;
     progress.finish();
     let (rec, end) = Recorder::merge_all(start, &results);
-    Ok(Report::new(
-        RunInfo {
-            mode: "closed",
-            target: cfg.target.url.clone(),
-            connections,
-            threads,
-            keep_alive,
-            rate: None,
-            scheduled: None,
-        },
-        &rec,
-        end - start,
-    ))
+    Ok(Report::new(info, &rec, end - start))
 }
 
 /// When a connection stops sending.

@@ -25,12 +25,14 @@ pub mod report;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::task::JoinSet;
 
 use crate::corpus::Request;
 use client::Prepared;
+use report::Recorder;
 
 /// Why a load run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -204,6 +206,21 @@ impl Progress {
             let _ = h.join();
         }
     }
+}
+
+/// Waits for every connection task of a thread and merges what they recorded (a
+/// task that panicked or was cancelled is left out).
+pub(crate) async fn join_merged(
+    start: Instant,
+    mut set: JoinSet<(Recorder, Instant)>,
+) -> (Recorder, Instant) {
+    let mut parts = Vec::new();
+    while let Some(r) = set.join_next().await {
+        if let Ok(part) = r {
+            parts.push(part);
+        }
+    }
+    Recorder::merge_all(start, &parts)
 }
 
 /// Runs one closure per thread, each on its own single-threaded runtime, and

@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 
 use super::client::{Client, Prepared};
 use super::report::{Recorder, Report, RunInfo};
-use super::{on_threads, HttpError, LoadConfig, Progress};
+use super::{join_merged, on_threads, HttpError, LoadConfig, Progress};
 
 /// How close to its due time a request is sent by yielding rather than sleeping
 /// (tokio's timer has millisecond resolution).
@@ -29,9 +29,9 @@ pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>, rate: f64) -> Result<
     } else {
         1.0
     };
-    let connections = cfg.connections.max(1);
-    let threads = cfg.threads.max(1).min(connections);
     let scheduled = (cfg.duration.as_secs_f64() * rate).floor() as u64;
+    let info = RunInfo::open(cfg, rate, scheduled);
+    let (connections, threads) = (info.connections, info.threads);
     let progress = Progress::start(cfg.progress, cfg.duration, format!("{rate:.0}/s"));
     let done = Arc::clone(&progress.done);
     let next = Arc::new(AtomicU64::new(0));
@@ -59,27 +59,13 @@ pub fn run(cfg: &LoadConfig, requests: Arc<Vec<Prepared>>, rate: f64) -> Result<
                     connection(addr, &requests, &next, sched, keep_alive, timeout, &done).await
                 });
             }
-            let mut parts = Vec::new();
-            while let Some(r) = set.join_next().await {
-                if let Ok(part) = r {
-                    parts.push(part);
-                }
-            }
-            Recorder::merge_all(start, &parts)
+            join_merged(start, set).await
         }
     })?;
     progress.finish();
     let (rec, end) = Recorder::merge_all(start, &results);
     Ok(Report::new(
-        RunInfo {
-            mode: "open",
-            target: cfg.target.url.clone(),
-            connections,
-            threads,
-            keep_alive,
-            rate: Some(rate),
-            scheduled: Some(scheduled),
-        },
+        info,
         &rec,
         end.saturating_duration_since(start),
     ))

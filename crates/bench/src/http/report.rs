@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::client::ClientError;
+use super::LoadConfig;
 
 /// Errors by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -231,6 +232,38 @@ pub struct RunInfo {
     pub rate: Option<f64>,
     /// Scheduled requests (open loop).
     pub scheduled: Option<u64>,
+}
+
+impl RunInfo {
+    /// A closed-loop run of `cfg`.
+    pub fn closed(cfg: &LoadConfig) -> RunInfo {
+        RunInfo::of(cfg, "closed", None, None)
+    }
+
+    /// An open-loop run of `cfg` at `rate` requests/s, `scheduled` requests in all.
+    pub fn open(cfg: &LoadConfig, rate: f64, scheduled: u64) -> RunInfo {
+        RunInfo::of(cfg, "open", Some(rate), Some(scheduled))
+    }
+
+    /// The connections (at least one) and client threads (at least one, at most one
+    /// per connection) that a run of `cfg` uses.
+    fn of(
+        cfg: &LoadConfig,
+        mode: &'static str,
+        rate: Option<f64>,
+        scheduled: Option<u64>,
+    ) -> RunInfo {
+        let connections = cfg.connections.max(1);
+        RunInfo {
+            mode,
+            target: cfg.target.url.clone(),
+            connections,
+            threads: cfg.threads.max(1).min(connections),
+            keep_alive: cfg.keep_alive,
+            rate,
+            scheduled,
+        }
+    }
 }
 
 impl Report {

@@ -83,6 +83,7 @@ mod verify_cpf;
 mod verify_ssn;
 mod verify_svnr;
 mod within;
+mod xml_validation;
 
 pub use geo_lookup::{GeoDb, GeoDbError, GeoLookup, GeoRecord};
 pub use regex::DEFAULT_MATCH_LIMIT;

@@ -34,41 +34,11 @@
 //! Without the `xml-validation` feature (libxml2), the operator is refused at
 //! load time.
 
+use super::xml_validation::{self, Grammar};
 use super::{Operator, OperatorEnv, OperatorError};
 
-/// Builds the operator (loads and parses the DTD file).
-#[cfg(feature = "xml-validation")]
+/// Builds the operator (loads and parses the DTD file); refused without the `xml-validation`
+/// feature (libxml2).
 pub(crate) fn build(argument: &str, env: &OperatorEnv) -> Result<Box<dyn Operator>, OperatorError> {
-    let path = env.resolve(argument.trim());
-    match xmlcheck::Dtd::load(&path) {
-        Ok(dtd) => Ok(Box::new(ValidateDtd { dtd })),
-        Err(e) => Err(OperatorError::InvalidArgument(e.to_string())),
-    }
-}
-
-/// Without libxml2: refused with the reason.
-#[cfg(not(feature = "xml-validation"))]
-pub(crate) fn build(
-    _argument: &str,
-    _env: &OperatorEnv,
-) -> Result<Box<dyn Operator>, OperatorError> {
-    Err(OperatorError::Unsupported(
-        "operator `@validateDTD` is not supported: Palisade was built without the \
-         `xml-validation` feature (libxml2)"
-            .to_string(),
-    ))
-}
-
-/// The `@validateDTD` operator.
-#[cfg(feature = "xml-validation")]
-#[derive(Debug)]
-struct ValidateDtd {
-    dtd: xmlcheck::Dtd,
-}
-
-#[cfg(feature = "xml-validation")]
-impl Operator for ValidateDtd {
-    fn evaluate(&self, input: &[u8], _captures: Option<&mut super::Captures>) -> bool {
-        self.dtd.validate(input).is_err()
-    }
+    xml_validation::build(Grammar::Dtd, argument, env)
 }

@@ -15,41 +15,11 @@
 //! load-time errors and the differences from v3 — is as for `@validateDTD`
 //! (see `validate_dtd.rs`).
 
+use super::xml_validation::{self, Grammar};
 use super::{Operator, OperatorEnv, OperatorError};
 
-/// Builds the operator (loads and compiles the schema file).
-#[cfg(feature = "xml-validation")]
+/// Builds the operator (loads and compiles the schema file); refused without the `xml-validation`
+/// feature (libxml2).
 pub(crate) fn build(argument: &str, env: &OperatorEnv) -> Result<Box<dyn Operator>, OperatorError> {
-    let path = env.resolve(argument.trim());
-    match xmlcheck::Schema::load(&path) {
-        Ok(schema) => Ok(Box::new(ValidateSchema { schema })),
-        Err(e) => Err(OperatorError::InvalidArgument(e.to_string())),
-    }
-}
-
-/// Without libxml2: refused with the reason.
-#[cfg(not(feature = "xml-validation"))]
-pub(crate) fn build(
-    _argument: &str,
-    _env: &OperatorEnv,
-) -> Result<Box<dyn Operator>, OperatorError> {
-    Err(OperatorError::Unsupported(
-        "operator `@validateSchema` is not supported: Palisade was built without the \
-         `xml-validation` feature (libxml2)"
-            .to_string(),
-    ))
-}
-
-/// The `@validateSchema` operator.
-#[cfg(feature = "xml-validation")]
-#[derive(Debug)]
-struct ValidateSchema {
-    schema: xmlcheck::Schema,
-}
-
-#[cfg(feature = "xml-validation")]
-impl Operator for ValidateSchema {
-    fn evaluate(&self, input: &[u8], _captures: Option<&mut super::Captures>) -> bool {
-        self.schema.validate(input).is_err()
-    }
+    xml_validation::build(Grammar::Schema, argument, env)
 }

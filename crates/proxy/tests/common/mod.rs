@@ -31,10 +31,7 @@ pub async fn start(toml_text: &str) -> Harness {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let text = toml_text
-        .replace("{echo}", &echo.to_string())
-        .replace("{crs}", &crs_dir().display().to_string())
-        .replace("{dir}", &dir.path().display().to_string());
+    let text = fill(toml_text, echo, dir.path());
     let path = dir.path().join("palisade.toml");
     std::fs::write(&path, &text).unwrap();
     let source = proxy::config::Source {
@@ -65,6 +62,82 @@ pub async fn start(toml_text: &str) -> Harness {
     }
 }
 
+/// `toml_text` with `{echo}`, `{crs}` and `{dir}` replaced (see [`start`]).
+fn fill(toml_text: &str, echo: SocketAddr, dir: &Path) -> String {
+    toml_text
+        .replace("{echo}", &echo.to_string())
+        .replace("{crs}", &crs_dir().display().to_string())
+        .replace("{dir}", &dir.display().to_string())
+}
+
+/// A configuration of the shape most tests use: one listener on 127.0.0.1:0, the
+/// echo backend as upstream `echo`, and one route to it running `rules` inline.
+/// Build it with `..Default::default()` for the parts a test does not need.
+#[derive(Debug, Default)]
+pub struct EchoConfig<'a> {
+    /// Extra lines of the `[[listener]]` table (e.g. `tls = [...]`).
+    pub listener: &'a str,
+    /// An admin listener on 127.0.0.1:0.
+    pub admin: bool,
+    /// Whole tables placed before the upstream (`[limits]`, `[learning]`, ...).
+    pub tables: &'a str,
+    /// Extra lines of the `[[route]]` table (e.g. `host = "app.test"`).
+    pub route: &'a str,
+    /// The route's `rules_inline` (SecLang, ending with a newline).
+    pub rules: &'a str,
+}
+
+impl EchoConfig<'_> {
+    /// The TOML text (with the `{echo}` placeholder for [`start`]).
+    pub fn toml(&self) -> String {
+        let EchoConfig {
+            listener,
+            admin,
+            tables,
+            route,
+            rules,
+        } = self;
+        let admin = if *admin {
+            "[admin]\naddress = \"127.0.0.1:0\"\n"
+        } else {
+            ""
+        };
+        format!(
+            r#"
+[[listener]]
+address = "127.0.0.1:0"
+{listener}
+
+{admin}
+{tables}
+
+[[upstream]]
+name = "echo"
+addresses = ["{{echo}}"]
+
+[[route]]
+upstream = "echo"
+{route}
+rules_inline = """
+{rules}"""
+"#
+        )
+    }
+}
+
+/// The `Transfer-Encoding: chunked` encoding of `body` in chunks of `chunk` bytes
+/// (at least one), with the last chunk.
+pub fn chunked_body(body: &[u8], chunk: usize) -> Vec<u8> {
+    let mut r = Vec::new();
+    for c in body.chunks(chunk.max(1)) {
+        r.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+        r.extend_from_slice(c);
+        r.extend_from_slice(b"\r\n");
+    }
+    r.extend_from_slice(b"0\r\n\r\n");
+    r
+}
+
 pub struct Harness {
     pub addr: SocketAddr,
     pub server: Option<proxy::Server>,
@@ -76,6 +149,16 @@ pub struct Harness {
 impl Harness {
     pub fn server(&self) -> &proxy::Server {
         self.server.as_ref().unwrap()
+    }
+
+    /// Replaces the configuration file with `toml_text` (placeholders filled as by
+    /// [`start`]), for a reload to read.
+    pub fn write_config(&self, toml_text: &str) {
+        std::fs::write(
+            &self.config_path,
+            fill(toml_text, self.echo, self.dir.path()),
+        )
+        .unwrap();
     }
 
     pub fn audit_path(&self) -> PathBuf {
