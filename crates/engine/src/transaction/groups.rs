@@ -48,17 +48,17 @@ impl Transaction {
         out: &mut Vec<u64>,
     ) {
         out.clear();
-        out.resize(pf.scan_words(), 0);
-        let base = &self.data.entry(slot).value;
-        self.memo
-            .compute(&program.chains, slot, rule.transforms, base);
         let mut chain = rule.transforms;
         let long = self.data.response_body_slot() == Some(slot);
         loop {
             let base = &self.data.entry(slot).value;
             let bits = self.memo.scan(pf, &program.chains, slot, chain, base, long);
-            for (u, b) in out.iter_mut().zip(bits) {
-                *u |= b;
+            if out.is_empty() {
+                out.extend_from_slice(bits);
+            } else {
+                for (u, b) in out.iter_mut().zip(bits) {
+                    *u |= b;
+                }
             }
             match program.chains.split_last(chain) {
                 Some((parent, _)) if rule.multi_match => chain = parent,

@@ -17,8 +17,9 @@ use rustc_hash::FxHashMap;
 
 use crate::chains::{ChainId, ChainTable};
 
-/// Where the bytes of a `(slot, chain)` result are, and which chain's bytes its
-/// prefilter scan is keyed by: one lookup answers both.
+/// Where the bytes of a `(slot, chain)` result are, which chain's bytes its
+/// prefilter scan is keyed by, and where that scan is once made: one lookup
+/// answers all three.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Link {
     /// Index of the buffer holding the bytes, or [`BASE`] for the untransformed value.
@@ -26,24 +27,129 @@ struct Link {
     /// The nearest chain (itself or an ancestor, 0 for the raw value) whose bytes
     /// differ from its parent's other than in ASCII case.
     scan: ChainId,
+    /// Offset of the scan in `TransformMemo::bits`, or [`UNSCANNED`] (not known
+    /// here yet: the owner's entry may have it).
+    bits: u32,
 }
 
 /// `Link::bytes` of the untransformed value.
 const BASE: u32 = u32::MAX;
+/// `Link::bits` of a result whose scan is not recorded in its entry.
+const UNSCANNED: u32 = u32::MAX;
 const ROOT: Link = Link {
     bytes: BASE,
     scan: 0,
+    bits: UNSCANNED,
 };
+
+/// Slots whose links live in dense rows (one entry per chain); later slots (many
+/// arguments, JSON documents) use a hash map, so memory stays proportional to the
+/// results computed.
+const DENSE_SLOTS: usize = 256;
+/// `Link::bytes` of a row entry not computed yet.
+const ABSENT: u32 = u32::MAX - 1;
+
+/// `(slot, chain) -> Link`: a row per slot, indexed by chain id, for the first
+/// [`DENSE_SLOTS`] slots (a lookup is two indexings, and a transaction's rows are
+/// reset with one fill each), a hash map beyond.
+#[derive(Debug, Default)]
+struct LinkTable {
+    /// Per slot: the start of its row in `entries`, or `u32::MAX` (no row).
+    rows: Vec<u32>,
+    entries: Vec<Link>,
+    /// Row width: the number of chains, fixed by the first insertion after a clear.
+    width: usize,
+    spill: FxHashMap<(u32, ChainId), Link>,
+}
+
+impl LinkTable {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.entries.clear();
+        self.width = 0;
+        self.spill.clear();
+    }
+
+    #[inline]
+    fn row(&self, slot: u32) -> Option<usize> {
+        match self.rows.get(slot as usize) {
+            Some(&r) if r != u32::MAX => Some(r as usize),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn dense(&self, slot: u32, chain: ChainId) -> bool {
+        (slot as usize) < DENSE_SLOTS && (chain as usize) < self.width
+    }
+
+    #[inline]
+    fn get(&self, slot: u32, chain: ChainId) -> Option<Link> {
+        if self.dense(slot, chain) {
+            let r = self.row(slot)?;
+            let l = self.entries[r + chain as usize];
+            (l.bytes != ABSENT).then_some(l)
+        } else {
+            self.spill.get(&(slot, chain)).copied()
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, slot: u32, chain: ChainId) -> Option<&mut Link> {
+        if self.dense(slot, chain) {
+            let r = self.row(slot)?;
+            Some(&mut self.entries[r + chain as usize]).filter(|l| l.bytes != ABSENT)
+        } else {
+            self.spill.get_mut(&(slot, chain))
+        }
+    }
+
+    /// Inserts a link; `width` is the program's number of chains.
+    fn insert(&mut self, width: usize, slot: u32, chain: ChainId, link: Link) {
+        if self.width == 0 && self.entries.is_empty() {
+            self.width = width;
+        }
+        if !self.dense(slot, chain) {
+            self.spill.insert((slot, chain), link);
+            return;
+        }
+        let r = match self.row(slot) {
+            Some(r) => r,
+            None => {
+                let r = self.entries.len();
+                let absent = Link {
+                    bytes: ABSENT,
+                    scan: 0,
+                    bits: UNSCANNED,
+                };
+                self.entries.resize(r + self.width, absent);
+                let i = slot as usize;
+                if self.rows.len() <= i {
+                    self.rows.resize(i + 1, u32::MAX);
+                }
+                self.rows[i] = r as u32;
+                r
+            }
+        };
+        self.entries[r + chain as usize] = link;
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Link>()
+            + self.spill.capacity() * std::mem::size_of::<((u32, ChainId), Link)>()
+    }
+}
 
 /// Memoised transformation results of one transaction.
 #[derive(Debug, Default)]
 pub struct TransformMemo {
-    index: FxHashMap<(u32, ChainId), Link>,
+    index: LinkTable,
     /// Result buffers; those past `used` are spare, kept from before a `clear`.
     buffers: Vec<Vec<u8>>,
     used: usize,
-    /// Prefilter scans: (slot, chain owning the bytes) -> offset in `bits`.
-    scans: FxHashMap<(u32, ChainId), u32>,
+    /// Per slot: the offset in `bits` of the raw value's scan, or [`UNSCANNED`]
+    /// (the other chains' offsets are in their [`Link`]s).
+    root_scans: Vec<u32>,
     /// The same scans by (slot, hash of the scanned bytes) -> (chain owning the
     /// bytes, offset in `bits`); a hit is confirmed by comparing the bytes.
     by_bytes: FxHashMap<(u32, u64), (ChainId, u32)>,
@@ -51,25 +157,49 @@ pub struct TransformMemo {
 }
 
 impl TransformMemo {
+    /// The offset of the raw value's scan of `slot`, or [`UNSCANNED`].
+    fn root_scan(&self, slot: u32) -> u32 {
+        self.root_scans
+            .get(slot as usize)
+            .copied()
+            .unwrap_or(UNSCANNED)
+    }
+
+    /// Records where the scan of `(slot, chain)`'s bytes is.
+    fn record_scan(&mut self, slot: u32, chain: ChainId, offset: u32) {
+        if chain == 0 {
+            let i = slot as usize;
+            if self.root_scans.len() <= i {
+                self.root_scans.resize(i + 1, UNSCANNED);
+            }
+            self.root_scans[i] = offset;
+        } else if let Some(l) = self.index.get_mut(slot, chain) {
+            l.bits = offset;
+        }
+    }
+
     /// Forgets everything (keeping buffers for reuse).
     pub fn clear(&mut self) {
         self.index.clear();
         self.used = 0;
-        self.scans.clear();
+        self.root_scans.clear();
         self.by_bytes.clear();
         self.bits.clear();
     }
 
     /// Bytes held by the result buffers (for the pool's size bound).
     pub fn capacity_bytes(&self) -> usize {
-        self.buffers.iter().map(Vec::capacity).sum::<usize>() + self.bits.capacity() * 8
+        self.buffers.iter().map(Vec::capacity).sum::<usize>()
+            + self.bits.capacity() * 8
+            + self.index.capacity_bytes()
     }
 
+    #[inline]
     fn link(&self, slot: u32, chain: ChainId) -> Option<Link> {
         if chain == 0 {
             Some(ROOT)
         } else {
-            self.index.get(&(slot, chain)).copied()
+            self.index.get(slot, chain)
         }
     }
 
@@ -82,7 +212,7 @@ impl TransformMemo {
 
     /// Ensures `(slot, chain)` is computed, computing missing prefixes first.
     pub fn compute(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) {
-        if chain == 0 || self.index.contains_key(&(slot, chain)) {
+        if chain == 0 || self.index.get(slot, chain).is_some() {
             return;
         }
         let Some((parent, t)) = chains.split_last(chain) else {
@@ -100,19 +230,24 @@ impl TransformMemo {
             Some(Link {
                 bytes: self.used as u32,
                 scan: if case_only { plink.scan } else { chain },
+                bits: UNSCANNED,
             })
         } else {
             None
         };
         self.buffers[self.used] = out;
         match link {
-            Some(l) => {
+            Some(mut l) => {
                 self.used += 1;
-                self.index.insert((slot, chain), l);
+                if l.scan != chain {
+                    // Same scan as the parent's: its offset, when already known.
+                    l.bits = plink.bits;
+                }
+                self.index.insert(chains.len(), slot, chain, l);
             }
             // Unchanged: the parent's bytes and scan.
             None => {
-                self.index.insert((slot, chain), plink);
+                self.index.insert(chains.len(), slot, chain, plink);
             }
         }
     }
@@ -137,8 +272,8 @@ impl TransformMemo {
         }
     }
 
-    /// The prefilter's rule bits for `(slot, chain)`, scanning each distinct byte
-    /// string once; call [`TransformMemo::compute`] first. `long`: the slot is the
+    /// The prefilter's rule bits for `(slot, chain)` (computed first if needed),
+    /// scanning each distinct byte string once. `long`: the slot is the
     /// long variable only the long-value automaton's rules read (see
     /// [`crate::prefilter::Prefilter::add_long`]).
     pub fn scan(
@@ -150,45 +285,69 @@ impl TransformMemo {
         base: &[u8],
         long: bool,
     ) -> &[u64] {
-        let owner = match self.link(slot, chain) {
-            Some(l) => l.scan,
-            None => chain,
-        };
         let words = prefilter.scan_words();
-        let offset = match self.scans.get(&(slot, owner)) {
-            Some(&o) => o as usize,
+        let link = match self.link(slot, chain) {
+            Some(l) => l,
             None => {
-                let value = self.get(chains, slot, owner, base);
-                let hash = {
-                    use std::hash::{Hash, Hasher};
-                    let mut h = rustc_hash::FxHasher::default();
-                    value.hash(&mut h);
-                    h.finish()
-                };
-                let same = self.by_bytes.get(&(slot, hash)).and_then(|&(other, o)| {
-                    (self.get(chains, slot, other, base) == value).then_some(o as usize)
-                });
-                let o = match same {
-                    Some(o) => o,
-                    None => {
-                        let o = self.bits.len();
-                        let mut bits = std::mem::take(&mut self.bits);
-                        bits.resize(o + words, 0);
-                        let value = self.get(chains, slot, owner, base);
-                        if long {
-                            prefilter.scan_long_into(value, &mut bits[o..]);
-                        } else {
-                            prefilter.scan_into(value, &mut bits[o..]);
-                        }
-                        self.bits = bits;
-                        self.by_bytes.insert((slot, hash), (owner, o as u32));
-                        o
-                    }
-                };
-                self.scans.insert((slot, owner), o as u32);
-                o
+                self.compute(chains, slot, chain, base);
+                self.link(slot, chain).unwrap_or(Link {
+                    bytes: BASE,
+                    scan: chain,
+                    bits: UNSCANNED,
+                })
             }
         };
+        let known = if chain == 0 {
+            self.root_scan(slot)
+        } else {
+            link.bits
+        };
+        if known != UNSCANNED {
+            let o = known as usize;
+            return &self.bits[o..o + words];
+        }
+        let owner = link.scan;
+        let owner_known = match owner {
+            _ if owner == chain => UNSCANNED,
+            0 => self.root_scan(slot),
+            _ => self.link(slot, owner).map_or(UNSCANNED, |l| l.bits),
+        };
+        let offset = if owner_known != UNSCANNED {
+            owner_known as usize
+        } else {
+            let value = self.get(chains, slot, owner, base);
+            let hash = {
+                use std::hash::{Hash, Hasher};
+                let mut h = rustc_hash::FxHasher::default();
+                value.hash(&mut h);
+                h.finish()
+            };
+            let same = self.by_bytes.get(&(slot, hash)).and_then(|&(other, o)| {
+                (self.get(chains, slot, other, base) == value).then_some(o as usize)
+            });
+            let o = match same {
+                Some(o) => o,
+                None => {
+                    let o = self.bits.len();
+                    let mut bits = std::mem::take(&mut self.bits);
+                    bits.resize(o + words, 0);
+                    let value = self.get(chains, slot, owner, base);
+                    if long {
+                        prefilter.scan_long_into(value, &mut bits[o..]);
+                    } else {
+                        prefilter.scan_into(value, &mut bits[o..]);
+                    }
+                    self.bits = bits;
+                    self.by_bytes.insert((slot, hash), (owner, o as u32));
+                    o
+                }
+            };
+            self.record_scan(slot, owner, o as u32);
+            o
+        };
+        if chain != owner {
+            self.record_scan(slot, chain, offset as u32);
+        }
         &self.bits[offset..offset + words]
     }
 }
@@ -283,5 +442,30 @@ mod tests {
         memo.compute(&chains, 4, url, base);
         memo.scan(&pf, &chains, 4, url, base, false);
         assert_eq!(memo.bits.len(), 3 * words);
+    }
+
+    #[test]
+    fn slots_past_the_dense_rows_are_memoised_in_the_spill_map() {
+        let mut chains = ChainTable::new();
+        let lower = chains.intern(&[Transformation::Lowercase]);
+        let lower_url = chains.intern(&[Transformation::Lowercase, Transformation::UrlDecode]);
+        let mut memo = TransformMemo::default();
+        let far = DENSE_SLOTS as u32 + 44;
+        for (slot, base) in [(5, &b"A%41"[..]), (far, &b"B%42"[..])] {
+            memo.compute(&chains, slot, lower_url, base);
+            assert_eq!(
+                memo.get(&chains, slot, lower, base),
+                base.to_ascii_lowercase()
+            );
+        }
+        assert_eq!(memo.get(&chains, 5, lower_url, b"A%41"), b"aA");
+        assert_eq!(memo.get(&chains, far, lower_url, b"B%42"), b"bB");
+        assert!(memo.index.spill.contains_key(&(far, lower_url)));
+        assert!(!memo.index.spill.contains_key(&(5, lower_url)));
+        // Cleared: nothing stale in either part.
+        memo.clear();
+        assert!(memo.link(5, lower).is_none() && memo.link(far, lower).is_none());
+        memo.compute(&chains, far, lower, b"C");
+        assert_eq!(memo.get(&chains, far, lower, b"C"), b"c");
     }
 }
