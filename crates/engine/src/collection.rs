@@ -112,6 +112,27 @@ impl Collection {
         }
     }
 
+    /// The value of a key known to hold no ASCII upper-case letter (macro keys
+    /// and `setvar` keys are lower-cased at load time): no case test.
+    #[inline]
+    pub fn get_lower(&self, key: &str) -> Option<&[u8]> {
+        debug_assert!(!key.bytes().any(|b| b.is_ascii_uppercase()));
+        self.vars.get(key.as_bytes()).map(|v| v.as_slice())
+    }
+
+    /// Sets a key known to hold no ASCII upper-case letter (see
+    /// [`Collection::get_lower`]).
+    pub fn set_lower(&mut self, key: &str, value: &[u8]) {
+        debug_assert!(!key.bytes().any(|b| b.is_ascii_uppercase()));
+        if let Some(v) = self.vars.get_mut(key.as_bytes()) {
+            v.clear();
+            v.extend_from_slice(value);
+            return;
+        }
+        self.vars
+            .insert(Key::from_slice(key.as_bytes()), Value::from_slice(value));
+    }
+
     /// Sets a key.
     pub fn set(&mut self, key: &str, value: Vec<u8>) {
         self.set_slice(key, &value);
@@ -125,13 +146,7 @@ impl Collection {
                 .insert(Key::from_slice(k.as_bytes()), Value::from_slice(value));
             return;
         }
-        if let Some(v) = self.vars.get_mut(key.as_bytes()) {
-            v.clear();
-            v.extend_from_slice(value);
-            return;
-        }
-        self.vars
-            .insert(Key::from_slice(key.as_bytes()), Value::from_slice(value));
+        self.set_lower(key, value);
     }
 
     /// Removes a key.

@@ -73,8 +73,16 @@ impl KeyRegex {
         match &self.literal {
             Some(lit) => key.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit)),
             None => {
-                key.get(..self.prefix.len())
-                    .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
+                // The first byte rejects most keys before the whole prefix is compared.
+                let first = match (self.prefix.first(), key.first()) {
+                    (Some(&p), Some(&k)) => p == k.to_ascii_lowercase(),
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                };
+                first
+                    && key
+                        .get(..self.prefix.len())
+                        .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
                     && self.re.is_match(key)
             }
         }

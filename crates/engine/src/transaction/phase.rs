@@ -724,11 +724,16 @@ impl Transaction {
         // One buffer for the expanded values, kept across calls: no allocation.
         let mut value = std::mem::take(&mut self.setvar_buf);
         for sv in &rule.setvars {
+            let mut raw = Vec::new();
             let expanded;
             let key: &str = match &sv.key_literal {
                 Some(k) => k,
                 None => {
-                    expanded = self.expand_string(&sv.key, Some(rule)).to_ascii_lowercase();
+                    // Lower-casing the bytes first gives the same key as lower-casing
+                    // the lossy string: invalid sequences hold no ASCII byte.
+                    self.expand(&sv.key, Some(rule), &mut raw);
+                    raw.make_ascii_lowercase();
+                    expanded = String::from_utf8_lossy(&raw);
                     &expanded
                 }
             };
@@ -741,11 +746,11 @@ impl Transaction {
                 continue;
             };
             match sv.op {
-                SetVarOp::Set => col.set_slice(key, &value),
-                SetVarOp::Flag => col.set_slice(key, b"1"),
+                SetVarOp::Set => col.set_lower(key, &value),
+                SetVarOp::Flag => col.set_lower(key, b"1"),
                 SetVarOp::Unset => col.remove(key),
                 SetVarOp::Add | SetVarOp::Sub => {
-                    let a = parse_int(col.get(key).unwrap_or(b"0"));
+                    let a = parse_int(col.get_lower(key).unwrap_or(b"0"));
                     let b = parse_int(&value);
                     let r = if sv.op == SetVarOp::Add {
                         a.saturating_add(b)
@@ -753,7 +758,7 @@ impl Transaction {
                         a.saturating_sub(b)
                     };
                     let mut digits = [0u8; 20];
-                    col.set_slice(key, format_int(r, &mut digits));
+                    col.set_lower(key, format_int(r, &mut digits));
                 }
             }
         }

@@ -338,7 +338,8 @@ impl Transaction {
         out: &mut Vec<u8>,
     ) {
         let coll = |c: &Collection, out: &mut Vec<u8>| {
-            if let Some(v) = key.and_then(|k| c.get(k)) {
+            // Macro keys are lower case (see `macros::Part::Var`).
+            if let Some(v) = key.and_then(|k| c.get_lower(k)) {
                 out.extend_from_slice(v);
             }
         };
