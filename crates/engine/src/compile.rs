@@ -369,6 +369,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
     }
+    assign_target_sets(&mut program.rules);
     program.group_masks = crate::value_cache::GroupMask::of_groups(&program.rules);
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
@@ -401,6 +402,25 @@ fn assign_prefilter_groups(rules: &mut [Rule]) {
         let next = groups.len() as u32;
         let g = *groups.entry((key, rule.transforms)).or_insert(next);
         rule.prefilter_group = Some(g);
+    }
+}
+
+/// Numbers the distinct target lists whose values are request data alone (stored
+/// variables, ARGS, ARGS_NAMES and XML; no counts): see [`Rule::target_set`].
+fn assign_target_sets(rules: &mut [Rule]) {
+    let mut sets: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for rule in rules.iter_mut() {
+        if rule.targets.is_empty()
+            || !rule
+                .targets
+                .iter()
+                .all(|t| !t.count && crate::transaction::request_data_only(t.var))
+        {
+            continue;
+        }
+        let key = format!("{:?}", rule.targets);
+        let next = sets.len() as u32;
+        rule.target_set = Some(*sets.entry(key).or_insert(next));
     }
 }
 
@@ -799,6 +819,7 @@ impl Compiler<'_> {
             expirevars,
             prefilter: None,
             prefilter_group: None,
+            target_set: None,
             static_result: None,
             resolved_op: None,
             pure: false,

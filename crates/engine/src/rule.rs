@@ -346,6 +346,10 @@ pub struct Rule {
     /// collection rules write ([`Var::is_rule_state`]: those change without new
     /// request data, which the union's validity is tied to).
     pub prefilter_group: Option<u32>,
+    /// The rule's target list, when its values come from request data alone (see
+    /// [`crate::transaction`]'s target-set cache): rules with the same list share
+    /// one resolution per transaction while the data stay the same.
+    pub target_set: Option<u32>,
     /// The result of this rule for every request, when the compiler could
     /// evaluate it at load time (see [`crate::prune`]).
     pub static_result: Option<crate::prune::StaticResult>,

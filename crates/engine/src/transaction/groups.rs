@@ -101,8 +101,10 @@ impl Transaction {
         let mut cands: Vec<Candidate> = std::mem::take(&mut self.cands);
         scratch.reset();
         cands.clear();
-        for spec in &rule.targets {
-            self.collect(spec, rule, &mut scratch, &mut cands);
+        if !self.cached_targets(rule, &mut cands) {
+            for spec in &rule.targets {
+                self.collect(spec, rule, &mut scratch, &mut cands);
+            }
         }
         let mut union = std::mem::take(&mut self.groups[g]);
         union.generation = Some(generation);

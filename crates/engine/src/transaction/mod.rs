@@ -19,6 +19,9 @@ mod phase;
 pub(crate) use phase::parse_int;
 mod pool;
 mod resolve;
+mod targets;
+
+pub(crate) use targets::request_data_only;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -203,6 +206,8 @@ pub struct Transaction {
     pub(crate) setvar_buf: Vec<u8>,
     /// Reused for one value's prefilter bits (see [`groups`]).
     pub(crate) bits_buf: Vec<u64>,
+    /// Resolved target lists (see [`targets`]).
+    pub(crate) target_sets: Vec<targets::TargetSetCache>,
 }
 
 impl Transaction {
@@ -260,6 +265,7 @@ impl Transaction {
             groups: b.groups,
             setvar_buf: b.setvar_buf,
             bits_buf: b.bits_buf,
+            target_sets: b.target_sets,
             uri: String::new(),
         };
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
@@ -857,6 +863,7 @@ impl Drop for Transaction {
             groups: std::mem::take(&mut self.groups),
             setvar_buf: std::mem::take(&mut self.setvar_buf),
             bits_buf: std::mem::take(&mut self.bits_buf),
+            target_sets: std::mem::take(&mut self.target_sets),
             tx: std::mem::take(&mut self.state.tx),
             matched_vars: std::mem::take(&mut self.state.matched_vars),
         });

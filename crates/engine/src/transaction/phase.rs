@@ -373,19 +373,18 @@ impl Transaction {
             || !self.state.removed_targets_by_id.is_empty()
             || !self.state.removed_targets_by_tag.is_empty()
             || !self.state.removed_targets_by_msg.is_empty();
-        for spec in &rule.targets {
-            let start = cands.len();
-            self.collect(spec, rule, &mut scratch, &mut cands);
-            if !spec.count && may_exclude {
-                let mut w = start;
-                for r in start..cands.len() {
-                    let c = cands[r];
-                    if !self.excluded(rule, c.var, &self.entry_of(&c, &scratch).key) {
-                        cands[w] = c;
-                        w += 1;
-                    }
+        if self.cached_targets(rule, &mut cands) {
+            // A cached list has no counts: every value is subject to exclusions.
+            if may_exclude {
+                self.drop_excluded(rule, &scratch, &mut cands, 0);
+            }
+        } else {
+            for spec in &rule.targets {
+                let start = cands.len();
+                self.collect(spec, rule, &mut scratch, &mut cands);
+                if !spec.count && may_exclude {
+                    self.drop_excluded(rule, &scratch, &mut cands, start);
                 }
-                cands.truncate(w);
             }
         }
         // No value to inspect: no match (whatever the operator), and nothing to build.
@@ -667,6 +666,25 @@ impl Transaction {
         }
         self.state.matched_vars.push(entry);
         self.run_setvars(rule);
+    }
+
+    /// Removes the candidates from `start` on that an exclusion of `rule` covers.
+    fn drop_excluded(
+        &self,
+        rule: &Rule,
+        scratch: &[super::data::Entry],
+        cands: &mut Vec<super::resolve::Candidate>,
+        start: usize,
+    ) {
+        let mut w = start;
+        for r in start..cands.len() {
+            let c = cands[r];
+            if !self.excluded(rule, c.var, &self.entry_of(&c, scratch).key) {
+                cands[w] = c;
+                w += 1;
+            }
+        }
+        cands.truncate(w);
     }
 
     pub(super) fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {

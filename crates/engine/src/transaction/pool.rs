@@ -29,6 +29,7 @@ pub(crate) struct Buffers {
     pub groups: Vec<GroupUnion>,
     pub setvar_buf: Vec<u8>,
     pub bits_buf: Vec<u64>,
+    pub target_sets: Vec<super::targets::TargetSetCache>,
     pub tx: crate::collection::Collection,
     pub matched_vars: super::matched::MatchedVars,
 }
@@ -62,6 +63,9 @@ pub(crate) fn give(mut b: Buffers) {
     b.tbuf.clear();
     for g in &mut b.groups {
         g.forget();
+    }
+    for t in &mut b.target_sets {
+        t.forget();
     }
     b.setvar_buf.clear();
     b.tx.clear();

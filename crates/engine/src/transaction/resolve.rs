@@ -424,7 +424,7 @@ fn time_value(var: Var) -> String {
 /// Whether a variable's values are exactly the arena's list of the same name:
 /// neither collected from state nor computed (see `Transaction::collect_other` and
 /// `Transaction::dynamic_scalar`), nor the union of two lists (ARGS, ARGS_NAMES).
-fn is_stored(var: Var) -> bool {
+pub(crate) fn is_stored(var: Var) -> bool {
     !matches!(
         var,
         Var::Args
