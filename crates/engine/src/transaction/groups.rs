@@ -130,6 +130,21 @@ impl Transaction {
                 union.unknown = true;
                 break;
             }
+            // A value the result cache holds no entry for (or without the cache):
+            // one scan, merged straight from the memo.
+            let entry = cache && self.data.cached(slot, &program.caches).is_some();
+            if !entry && !rule.multi_match {
+                let base = &self.data.entry(slot).value;
+                let long = Some(slot) == body;
+                let bits = self
+                    .memo
+                    .scan(pf, &program.chains, slot, rule.transforms, base, long);
+                or_into(&mut union.bits, bits);
+                if cache {
+                    self.data.add_cost(slot, 2);
+                }
+                continue;
+            }
             // A repeated value's scan comes from the result cache (verification
             // recomputes it and compares).
             let mut expected: Option<Vec<u64>> = None;
@@ -191,13 +206,19 @@ impl Transaction {
                     None => self.data.add_cost(slot, 2),
                 }
             }
-            for (u, b) in union.bits.iter_mut().zip(&value_bits) {
-                *u |= b;
-            }
+            or_into(&mut union.bits, &value_bits);
         }
         self.groups[g] = union;
         self.bits_buf = value_bits;
         self.scratch = scratch;
         self.cands = cands;
+    }
+}
+
+/// `dst |= src`, word by word (equal lengths: scans of one prefilter).
+#[inline]
+fn or_into(dst: &mut [u64], src: &[u64]) {
+    for (u, b) in dst.iter_mut().zip(src) {
+        *u |= b;
     }
 }
