@@ -74,6 +74,20 @@ const BLACK_ATTRS: &[(&[u8], AttributeType)] = &[
     (b"XLINK:HREF", AttributeType::Url),
 ];
 
+/// The first letters of the names `black_attr_at` recognises: the attributes
+/// above, `ON*` event handlers, `XMLNS` and `XLINK`.
+const ATTR_FIRST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < BLACK_ATTRS.len() {
+        t[BLACK_ATTRS[i].0[0] as usize] = true;
+        i += 1;
+    }
+    t[b'O' as usize] = true;
+    t[b'X' as usize] = true;
+    t
+};
+
 fn ieq(b: u8, upper: u8) -> bool {
     b.to_ascii_uppercase() == upper
 }
@@ -122,6 +136,12 @@ pub(crate) fn black_attr_at(input: &[u8], start: usize, len: usize) -> Attribute
     let name = input.get(start..start + len).unwrap_or(&[]);
     let len = name.len();
     if len < 2 {
+        return AttributeType::None;
+    }
+    // Every test below needs the name's first byte, unless it is NUL (skipped by
+    // the comparisons), to start one of the listed names: most words are rejected
+    // by one table lookup.
+    if name[0] != 0 && !ATTR_FIRST[usize::from(name[0].to_ascii_uppercase())] {
         return AttributeType::None;
     }
     if len >= 5 {
