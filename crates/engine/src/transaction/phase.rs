@@ -18,6 +18,9 @@ use crate::variable::Var;
 use crate::EngineMode;
 use seclang::SetVarOp;
 
+/// TX, MATCHED_VARS (name, value) and HIGHEST_SEVERITY after the prologue's segment.
+pub(crate) type SegmentState = (Collection, Vec<(String, Vec<u8>)>, Option<u8>);
+
 /// What the rule loop does with a rule (see `Transaction::run_steps_from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Visit {
@@ -104,7 +107,9 @@ impl Transaction {
             assert_eq!(severity, p.highest_severity);
             return Some(end);
         }
-        let stopped = self.run_steps_from(program, 1, 0, |i| {
+        // The segment's end is a rule's step (or the phase's end), where the loop
+        // stops; a kept rule cannot end the phase, but should it, so does this.
+        self.run_steps_from(program, 1, 0, |i| {
             if i >= end {
                 Visit::Stop
             } else if p.is_hoisted(i) {
@@ -112,10 +117,7 @@ impl Transaction {
             } else {
                 Visit::Run
             }
-        });
-        if stopped != Some(end) {
-            return stopped.map(|_| end);
-        }
+        })?;
         self.state.tx.clone_from(&p.tx);
         self.state.matched_vars.clear();
         for (name, value) in &p.matched_vars {
@@ -129,13 +131,12 @@ impl Transaction {
     }
 
     /// Runs phase 1's steps before `end`, every rule, and returns the state they
-    /// leave (TX, MATCHED_VARS, HIGHEST_SEVERITY); `None` when they end the phase.
-    #[allow(clippy::type_complexity)]
+    /// leave; `None` when they end the phase.
     pub(crate) fn run_prologue_segment(
         &mut self,
         program: &crate::Program,
         end: usize,
-    ) -> Option<(Collection, Vec<(String, Vec<u8>)>, Option<u8>)> {
+    ) -> Option<SegmentState> {
         let stopped = self.run_steps_from(program, 1, 0, |i| {
             if i >= end {
                 Visit::Stop
