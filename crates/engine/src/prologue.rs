@@ -147,11 +147,7 @@ pub(crate) fn hoistable(program: &Program, start: &Rule) -> bool {
     if never_matches(start) {
         return true;
     }
-    if start.log
-        || start.disruptive != Disruptive::Pass
-        || start.skip > 0
-        || start.skip_after.is_some()
-    {
+    if !passes_on(start) {
         return false;
     }
     links(program, start).all(|rule| {
@@ -168,12 +164,7 @@ pub(crate) fn hoistable(program: &Program, start: &Rule) -> bool {
 /// Whether the chain starting at `start` may stay in the segment and run at run
 /// time (see the module notes).
 fn commutes(program: &Program, start: &Rule) -> bool {
-    if start.log
-        || start.meta.severity.is_some()
-        || start.disruptive != Disruptive::Pass
-        || start.skip > 0
-        || start.skip_after.is_some()
-    {
+    if !passes_on(start) || start.meta.severity.is_some() {
         return false;
     }
     links(program, start).all(|rule| {
@@ -207,6 +198,14 @@ fn commutes(program: &Program, start: &Rule) -> bool {
                     )
             })
     })
+}
+
+/// A starter that, when it matches, neither logs nor disrupts nor jumps.
+fn passes_on(start: &Rule) -> bool {
+    !start.log
+        && start.disruptive == Disruptive::Pass
+        && start.skip == 0
+        && start.skip_after.is_none()
 }
 
 /// The rule and the links chained to it.

@@ -316,15 +316,7 @@ impl Transaction {
             Var::UrlencodedError | Var::MscPcreLimitsExceeded if !self.data.has(var) => {
                 owned("0".into())
             }
-            Var::Time
-            | Var::TimeDay
-            | Var::TimeEpoch
-            | Var::TimeHour
-            | Var::TimeMin
-            | Var::TimeMon
-            | Var::TimeSec
-            | Var::TimeWday
-            | Var::TimeYear => owned(time_value(var)),
+            _ if is_time(var) => owned(time_value(var)),
             _ => None,
         }
     }
@@ -425,32 +417,40 @@ fn time_value(var: Var) -> String {
 /// neither collected from state nor computed (see `Transaction::collect_other` and
 /// `Transaction::dynamic_scalar`), nor the union of two lists (ARGS, ARGS_NAMES).
 pub(crate) fn is_stored(var: Var) -> bool {
-    !matches!(
+    !is_time(var)
+        && !matches!(
+            var,
+            Var::Args
+                | Var::ArgsNames
+                | Var::Tx
+                | Var::Env
+                | Var::Geo
+                | Var::Ip
+                | Var::Global
+                | Var::Session
+                | Var::User
+                | Var::Resource
+                | Var::MatchedVars
+                | Var::MatchedVarsNames
+                | Var::Rule
+                | Var::Xml
+                | Var::MatchedVar
+                | Var::MatchedVarName
+                | Var::HighestSeverity
+                | Var::Duration
+                | Var::ArgsCombinedSize
+                | Var::SessionId
+                | Var::UserId
+                | Var::UrlencodedError
+                | Var::MscPcreLimitsExceeded
+        )
+}
+
+/// The TIME variables (computed from the clock when read).
+fn is_time(var: Var) -> bool {
+    matches!(
         var,
-        Var::Args
-            | Var::ArgsNames
-            | Var::Tx
-            | Var::Env
-            | Var::Geo
-            | Var::Ip
-            | Var::Global
-            | Var::Session
-            | Var::User
-            | Var::Resource
-            | Var::MatchedVars
-            | Var::MatchedVarsNames
-            | Var::Rule
-            | Var::Xml
-            | Var::MatchedVar
-            | Var::MatchedVarName
-            | Var::HighestSeverity
-            | Var::Duration
-            | Var::ArgsCombinedSize
-            | Var::SessionId
-            | Var::UserId
-            | Var::UrlencodedError
-            | Var::MscPcreLimitsExceeded
-            | Var::Time
+        Var::Time
             | Var::TimeDay
             | Var::TimeEpoch
             | Var::TimeHour
