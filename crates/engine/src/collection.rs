@@ -84,6 +84,28 @@ pub struct Collection {
     expiry: HashMap<String, u64>,
 }
 
+impl Collection {
+    /// Bytes held (entries and spilled keys and values; for buffer pools' bounds).
+    pub fn capacity_bytes(&self) -> usize {
+        self.vars.capacity() * std::mem::size_of::<(Key, Value, u64)>()
+            + self
+                .vars
+                .iter()
+                .map(|(k, v)| spilled(k.capacity(), 40) + spilled(v.capacity(), 24))
+                .sum::<usize>()
+            + self.expiry.capacity() * std::mem::size_of::<(String, u64)>()
+    }
+}
+
+/// Heap bytes of an inline buffer of `inline` bytes with `capacity`.
+fn spilled(capacity: usize, inline: usize) -> usize {
+    if capacity > inline {
+        capacity
+    } else {
+        0
+    }
+}
+
 impl Clone for Collection {
     fn clone(&self) -> Self {
         Collection {

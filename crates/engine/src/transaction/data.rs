@@ -204,6 +204,16 @@ impl Scratch {
         self.used = 0;
     }
 
+    /// Bytes held by the buffers (for the pool's size bound).
+    pub fn capacity_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self
+                .entries
+                .iter()
+                .map(|e| e.key.capacity() + e.value.capacity())
+                .sum::<usize>()
+    }
+
     /// Adds a value and returns its index.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> usize {
         if self.used == self.entries.len() {

@@ -34,6 +34,11 @@ impl GroupUnion {
     pub(crate) fn forget(&mut self) {
         self.generation = None;
     }
+
+    /// Bytes held (for the pool's size bound).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.bits.capacity() * 8
+    }
 }
 
 impl Transaction {

@@ -1,9 +1,12 @@
 //! Buffers a finished transaction leaves to the next one on the same thread: the
 //! value arena, the transformation memo, the TX collection and the per-rule work
 //! lists keep their capacity, so a warm thread evaluates a request without growing them again.
-//! At most [`POOL_MAX`] sets are kept per thread, and a set that grew past
-//! [`KEEP_MAX_BYTES`] (a large body) is dropped rather than kept: memory stays
-//! bounded and flat.
+//!
+//! A proxy thread has as many transactions in flight as it has requests waiting on
+//! the backend (32 connections: 32 transactions), and each needs its own set, so the
+//! pool keeps up to [`POOL_MAX`] sets, as long as they hold at most
+//! [`POOL_MAX_BYTES`] together. A set that grew past [`KEEP_MAX_BYTES`] (a large
+//! body) is dropped rather than kept: memory stays bounded and flat.
 
 use std::cell::RefCell;
 
@@ -12,8 +15,10 @@ use super::groups::GroupUnion;
 use super::memo::TransformMemo;
 use super::resolve::Candidate;
 
-/// Buffer sets kept per thread.
-const POOL_MAX: usize = 4;
+/// Most buffer sets kept per thread.
+const POOL_MAX: usize = 256;
+/// Most bytes the kept sets of one thread may hold together.
+const POOL_MAX_BYTES: usize = 32 << 20;
 /// Largest arena (bytes of keys and values) worth keeping.
 const KEEP_MAX_BYTES: usize = 1 << 20;
 
@@ -34,16 +39,54 @@ pub(crate) struct Buffers {
     pub matched_vars: super::matched::MatchedVars,
 }
 
+impl Buffers {
+    /// Bytes held by the buffers (their capacity; for the pool's bounds).
+    fn capacity_bytes(&self) -> usize {
+        self.data.capacity_bytes()
+            + self.memo.capacity_bytes()
+            + self.matched_vars.capacity_bytes()
+            + self.cands.capacity() * std::mem::size_of::<Candidate>()
+            + self.scratch.capacity_bytes()
+            + self.vbuf.capacity()
+            + self.tbuf.capacity()
+            + self.setvar_buf.capacity()
+            + self.bits_buf.capacity() * 8
+            + self
+                .groups
+                .iter()
+                .map(GroupUnion::capacity_bytes)
+                .sum::<usize>()
+            + self
+                .target_sets
+                .iter()
+                .map(super::targets::TargetSetCache::capacity_bytes)
+                .sum::<usize>()
+            + self.tx.capacity_bytes()
+    }
+}
+
+/// A thread's kept sets, each with its size when it was kept.
+#[derive(Default)]
+struct Pool {
+    sets: Vec<(Buffers, usize)>,
+    bytes: usize,
+}
+
 thread_local! {
-    static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
 }
 
 /// A cleared buffer set: from this thread's pool, or new.
 pub(crate) fn take() -> Buffers {
-    POOL.try_with(|p| p.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+    POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        let (b, bytes) = p.sets.pop()?;
+        p.bytes -= bytes;
+        Some(b)
+    })
+    .ok()
+    .flatten()
+    .unwrap_or_default()
 }
 
 /// Returns a buffer set to this thread's pool (cleared), unless the pool is full or
@@ -70,11 +113,76 @@ pub(crate) fn give(mut b: Buffers) {
     b.setvar_buf.clear();
     b.tx.clear();
     b.matched_vars.clear();
+    let bytes = b.capacity_bytes();
     let _ = POOL.try_with(|p| {
         if let Ok(mut pool) = p.try_borrow_mut() {
-            if pool.len() < POOL_MAX {
-                pool.push(b);
+            if pool.sets.len() < POOL_MAX && pool.bytes + bytes <= POOL_MAX_BYTES {
+                pool.bytes += bytes;
+                pool.sets.push((b, bytes));
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The number of sets this thread's pool holds.
+    fn kept() -> usize {
+        POOL.with(|p| p.borrow().sets.len())
+    }
+
+    #[test]
+    fn the_pool_keeps_sets_up_to_its_byte_budget() {
+        std::thread::spawn(|| {
+            let big = POOL_MAX_BYTES / 4;
+            for _ in 0..5 {
+                let mut b = Buffers::default();
+                b.vbuf.reserve_exact(big);
+                give(b);
+            }
+            assert_eq!(kept(), 4);
+            assert!(POOL.with(|p| p.borrow().bytes) <= POOL_MAX_BYTES);
+            for _ in 0..4 {
+                assert!(take().vbuf.capacity() >= big);
+            }
+            assert_eq!(POOL.with(|p| p.borrow().bytes), 0);
+            assert_eq!(
+                take().vbuf.capacity(),
+                0,
+                "a new set once the pool is empty"
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn the_pool_keeps_at_most_pool_max_sets() {
+        std::thread::spawn(|| {
+            for _ in 0..POOL_MAX + 10 {
+                give(Buffers::default());
+            }
+            assert_eq!(kept(), POOL_MAX);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_set_with_a_large_arena_is_not_kept() {
+        std::thread::spawn(|| {
+            let mut b = Buffers::default();
+            b.data.push(
+                crate::variable::Var::Args,
+                b"k",
+                &vec![b'x'; KEEP_MAX_BYTES + 1],
+            );
+            give(b);
+            assert_eq!(kept(), 0);
+        })
+        .join()
+        .unwrap();
+    }
 }

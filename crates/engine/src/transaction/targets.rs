@@ -32,6 +32,11 @@ impl TargetSetCache {
     pub(crate) fn forget(&mut self) {
         self.generation = None;
     }
+
+    /// Bytes held (for the pool's size bound).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.cands.capacity() * std::mem::size_of::<Candidate>()
+    }
 }
 
 /// Whether a target variable's values are request data alone (see the module
