@@ -155,7 +155,7 @@ mod tests {
             );
         })
         .join()
-        .unwrap();
+        .expect("the test thread panicked");
     }
 
     #[test]
@@ -167,7 +167,7 @@ mod tests {
             assert_eq!(kept(), POOL_MAX);
         })
         .join()
-        .unwrap();
+        .expect("the test thread panicked");
     }
 
     #[test]
@@ -183,6 +183,6 @@ mod tests {
             assert_eq!(kept(), 0);
         })
         .join()
-        .unwrap();
+        .expect("the test thread panicked");
     }
 }
