@@ -314,17 +314,29 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
                 }
             }
         }
-        let mut pf = Prefilter::build_tests(&tests);
-        if let Some(pf) = &mut pf {
-            // The response body is read only by the rules that name it: a smaller,
-            // faster automaton over their literals scans it.
-            let long: std::collections::HashSet<u32> = rules
+        // The response body is read only by the rules that name it: a smaller,
+        // faster automaton over their literals scans it, and the main automaton
+        // leaves out the literals of the rules that read nothing else.
+        let bits_of = |only: bool| -> std::collections::HashSet<u32> {
+            rules
                 .iter()
-                .filter(|r| r.targets.iter().any(|t| t.var == Var::ResponseBody))
+                .filter(|r| {
+                    let body = |t: &crate::rule::TargetSpec| t.var == Var::ResponseBody;
+                    if only {
+                        r.targets.iter().all(body) && !r.targets.is_empty()
+                    } else {
+                        r.targets.iter().any(body)
+                    }
+                })
                 .filter_map(|r| r.prefilter)
-                .collect();
-            pf.add_long(&tests, |bit| long.contains(&bit));
-        }
+                .collect()
+        };
+        let (long, long_only) = (bits_of(false), bits_of(true));
+        let pf = Prefilter::build_with_long(
+            &tests,
+            |bit| long.contains(&bit),
+            |bit| long_only.contains(&bit),
+        );
         if pf.is_none() {
             for rule in &mut rules {
                 rule.prefilter = None;

@@ -154,5 +154,14 @@ pub fn render(program: &Program) -> String {
         out,
         "{prologue} rule(s) in the prologue (phase 1's set-up rules, run once at load time)"
     );
+    if let Some(pf) = &program.prefilter {
+        let _ = writeln!(
+            out,
+            "prefilter: {} literal prefixes, {} in the response-body automaton; automata of {} KiB",
+            pf.literal_count(),
+            pf.long_literal_count(),
+            pf.automaton_bytes() / 1024
+        );
+    }
     out
 }

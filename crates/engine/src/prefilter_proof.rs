@@ -129,14 +129,19 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
                 continue;
             }
             matches_checked += 1;
-            pf.scan(&s, &mut bits);
-            assert!(
-                pf.admits(&bits, bit),
-                "rule {} matches {:?} but the prefilter does not admit it",
-                rule.chain_id,
-                String::from_utf8_lossy(&s)
-            );
-            // Response-body rules: the long-value automaton admits it too.
+            // Rules that read the response body alone are left out of the main
+            // automaton: their values are only ever scanned by the long-value one.
+            let body_only = rule.targets.iter().all(|t| t.var == Var::ResponseBody);
+            if !body_only {
+                pf.scan(&s, &mut bits);
+                assert!(
+                    pf.admits(&bits, bit),
+                    "rule {} matches {:?} but the prefilter does not admit it",
+                    rule.chain_id,
+                    String::from_utf8_lossy(&s)
+                );
+            }
+            // Response-body rules: the long-value automaton admits it.
             if rule.targets.iter().any(|t| t.var == Var::ResponseBody) {
                 long_checked += 1;
                 bits.clear();

@@ -42,6 +42,14 @@ impl Matcher {
             .map(Matcher::Other)
     }
 
+    /// Heap bytes of the automaton.
+    pub fn memory_usage(&self) -> usize {
+        match self {
+            Matcher::Dfa(d) => d.memory_usage(),
+            Matcher::Other(a) => a.memory_usage(),
+        }
+    }
+
     /// Calls `f` with the index of every literal occurring in `haystack`, once per
     /// occurrence.
     pub fn for_each_match(&self, haystack: &[u8], mut f: impl FnMut(usize)) {
