@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::transform::triggers::{self, ByteMask};
 use crate::transform::Transformation;
 
 /// Id of an interned chain; 0 is the empty chain.
@@ -14,6 +15,9 @@ pub type ChainId = u32;
 pub struct ChainTable {
     nodes: Vec<(ChainId, Option<Transformation>)>,
     lookup: HashMap<(ChainId, Transformation), ChainId>,
+    /// Per chain: the union of its transformations' trigger bytes (`None`: one
+    /// of them may change any value); see [`crate::transform::triggers`].
+    triggers: Vec<Option<ByteMask>>,
 }
 
 impl ChainTable {
@@ -22,6 +26,7 @@ impl ChainTable {
         ChainTable {
             nodes: vec![(0, None)],
             lookup: HashMap::new(),
+            triggers: vec![Some([0; 4])],
         }
     }
 
@@ -33,6 +38,8 @@ impl ChainTable {
                 Some(&next) => next,
                 None => {
                     let next = self.nodes.len() as ChainId;
+                    let parent = self.triggers.get(id as usize).copied().flatten();
+                    self.triggers.push(triggers::union(parent, t.triggers()));
                     self.nodes.push((id, Some(t)));
                     self.lookup.insert((id, t), next);
                     next
@@ -46,6 +53,13 @@ impl ChainTable {
     pub fn split_last(&self, id: ChainId) -> Option<(ChainId, Transformation)> {
         let (parent, t) = self.nodes.get(id as usize)?;
         t.map(|t| (*parent, t))
+    }
+
+    /// The bytes without which the chain leaves a value unchanged (`None`: it may
+    /// change any value).
+    #[inline]
+    pub fn triggers(&self, id: ChainId) -> Option<&ByteMask> {
+        self.triggers.get(id as usize)?.as_ref()
     }
 
     /// The transformations of a chain, in order.

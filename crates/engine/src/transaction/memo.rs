@@ -13,6 +13,7 @@
 //! insensitively), share their parent's scan. For most benign values every chain
 //! shares the one scan of the raw value.
 
+use crate::transform::triggers::{self, ByteMask};
 use rustc_hash::FxHashMap;
 
 use crate::chains::{ChainId, ChainTable};
@@ -46,6 +47,10 @@ const ROOT: Link = Link {
 /// arguments, JSON documents) use a hash map, so memory stays proportional to the
 /// results computed.
 const DENSE_SLOTS: usize = 256;
+
+/// Longest value whose bytes are collected to pass over chains that leave it
+/// unchanged (see [`crate::transform::triggers`]).
+const PRESENCE_MAX: usize = 2048;
 /// `Link::bytes` of a row entry not computed yet.
 const ABSENT: u32 = u32::MAX - 1;
 
@@ -154,6 +159,9 @@ pub struct TransformMemo {
     /// bytes, offset in `bits`); a hit is confirmed by comparing the bytes.
     by_bytes: FxHashMap<(u32, u64), (ChainId, u32)>,
     bits: Vec<u64>,
+    /// Per slot: the bytes of the raw value, once a chain was asked for it (a
+    /// chain whose trigger bytes it lacks leaves it unchanged).
+    presence: Vec<Option<ByteMask>>,
 }
 
 impl TransformMemo {
@@ -185,6 +193,7 @@ impl TransformMemo {
         self.root_scans.clear();
         self.by_bytes.clear();
         self.bits.clear();
+        self.presence.clear();
     }
 
     /// Bytes held by the result buffers (for the pool's size bound).
@@ -192,6 +201,7 @@ impl TransformMemo {
         self.buffers.iter().map(Vec::capacity).sum::<usize>()
             + self.bits.capacity() * 8
             + self.index.capacity_bytes()
+            + self.presence.capacity() * std::mem::size_of::<Option<ByteMask>>()
     }
 
     #[inline]
@@ -210,10 +220,32 @@ impl TransformMemo {
         }
     }
 
+    /// The bytes of `slot`'s raw value `base`, computed once.
+    fn presence(&mut self, slot: u32, base: &[u8]) -> &ByteMask {
+        let i = slot as usize;
+        if self.presence.len() <= i {
+            self.presence.resize(i + 1, None);
+        }
+        self.presence[i].get_or_insert_with(|| triggers::presence(base))
+    }
+
     /// Ensures `(slot, chain)` is computed, computing missing prefixes first.
     pub fn compute(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) {
         if chain == 0 || self.index.get(slot, chain).is_some() {
             return;
+        }
+        // A chain none of whose trigger bytes the value holds leaves it as it is:
+        // the raw value and its scan, without running the chain or its prefixes.
+        // (Not asked of long values, response bodies: they hold nearly every byte.)
+        if let (Some(t), true) = (chains.triggers(chain), base.len() <= PRESENCE_MAX) {
+            if triggers::disjoint(t, self.presence(slot, base)) {
+                let link = Link {
+                    bits: self.root_scan(slot),
+                    ..ROOT
+                };
+                self.index.insert(chains.len(), slot, chain, link);
+                return;
+            }
         }
         let Some((parent, t)) = chains.split_last(chain) else {
             return;
@@ -285,6 +317,28 @@ impl TransformMemo {
         base: &[u8],
         long: bool,
     ) -> &[u64] {
+        let o = self.scan_offset(prefilter, chains, slot, chain, base, long);
+        self.bits_at(o, prefilter.scan_words())
+    }
+
+    /// The scan result at `offset` (from [`TransformMemo::scan_offset`]), of `words`
+    /// words; valid until the memo is cleared.
+    #[inline]
+    pub fn bits_at(&self, offset: usize, words: usize) -> &[u64] {
+        &self.bits[offset..offset + words]
+    }
+
+    /// As [`TransformMemo::scan`], the result's offset (see
+    /// [`TransformMemo::bits_at`]).
+    pub fn scan_offset(
+        &mut self,
+        prefilter: &crate::prefilter::Prefilter,
+        chains: &ChainTable,
+        slot: u32,
+        chain: ChainId,
+        base: &[u8],
+        long: bool,
+    ) -> usize {
         let words = prefilter.scan_words();
         let link = match self.link(slot, chain) {
             Some(l) => l,
@@ -303,8 +357,7 @@ impl TransformMemo {
             link.bits
         };
         if known != UNSCANNED {
-            let o = known as usize;
-            return &self.bits[o..o + words];
+            return known as usize;
         }
         let owner = link.scan;
         let owner_known = match owner {
@@ -348,7 +401,7 @@ impl TransformMemo {
         if chain != owner {
             self.record_scan(slot, chain, offset as u32);
         }
-        &self.bits[offset..offset + words]
+        offset
     }
 }
 
@@ -413,6 +466,36 @@ mod tests {
         memo.compute(&chains, 7, lower, b"X");
         assert_eq!(memo.get(&chains, 7, lower, b"X"), b"x");
         assert_eq!(memo.get(&chains, 7, lower_url, b"X"), b"x");
+    }
+
+    #[test]
+    fn chains_whose_trigger_bytes_a_value_lacks_give_the_raw_value_and_its_scan() {
+        let mut chains = ChainTable::new();
+        let url_lower = chains.intern(&[Transformation::UrlDecodeUni, Transformation::Lowercase]);
+        let url = chains.intern(&[Transformation::UrlDecodeUni]);
+        let b64 = chains.intern(&[Transformation::Base64Decode]);
+        let pf =
+            Prefilter::build(&[(0, vec![b"order".to_vec()])]).unwrap_or_else(|| panic!("literals"));
+        let mut memo = TransformMemo::default();
+        let base = b"order-2024.06 x_y@z";
+        let raw = memo.scan_offset(&pf, &chains, 3, 0, base, false);
+        memo.compute(&chains, 3, url_lower, base);
+        // Neither the chain nor its prefix ran: no buffer, the raw bytes and scan.
+        assert_eq!(memo.used, 0);
+        assert_eq!(memo.index.get(3, url), None);
+        assert_eq!(memo.get(&chains, 3, url_lower, base), base);
+        assert_eq!(
+            memo.scan_offset(&pf, &chains, 3, url_lower, base, false),
+            raw
+        );
+        // A chain that may change any value runs.
+        memo.compute(&chains, 3, b64, base);
+        assert_eq!(memo.used, 1);
+        // A value holding a trigger byte runs the chain.
+        let upper = b"ORDER%2d1";
+        memo.compute(&chains, 4, url_lower, upper);
+        assert_eq!(memo.get(&chains, 4, url_lower, upper), b"order-1");
+        assert_eq!(memo.get(&chains, 4, url, upper), b"ORDER-1");
     }
 
     #[test]

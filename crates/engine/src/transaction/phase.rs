@@ -433,6 +433,15 @@ impl Transaction {
         let mut matched_any = false;
         let mut vbuf = std::mem::take(&mut self.vbuf);
         let mut tbuf = std::mem::take(&mut self.tbuf);
+        // The group union's per-value scans: a value in which none of the rule's
+        // required literals occurs is passed over with one bit test, as the memo's
+        // scan below would decide (verification takes the long way, which checks).
+        let mut lent = match (rule.prefilter, &program.prefilter) {
+            (Some(_), Some(_)) if !rule.multi_match && !negated && !program.options.verify => {
+                self.take_value_scans(program, rule)
+            }
+            _ => None,
+        };
         'values: for c in &cands {
             if rule.multi_match {
                 // The operator runs on the value and after every transformation that
@@ -495,6 +504,15 @@ impl Transaction {
             }
             let (hit, value) = match c.src {
                 Src::Slot(slot) if !c.count => 'eval: {
+                    if let (Some(l), Some(bit), Some(pf)) =
+                        (lent.as_mut(), rule.prefilter, &program.prefilter)
+                    {
+                        if let Some(o) = l.offset(slot) {
+                            if !pf.admits(self.memo.bits_at(o, pf.scan_words()), bit) {
+                                continue 'values;
+                            }
+                        }
+                    }
                     // A repeated value whose result is cached: no transformation,
                     // no operator (verification recomputes and compares).
                     let cache = program.options.value_cache && rule.pure;
@@ -643,6 +661,9 @@ impl Transaction {
                 self.display_name_into(c, &scratch, &mut e.0);
                 self.on_match(rule, e, hit);
             }
+        }
+        if let Some(l) = lent {
+            self.give_value_scans(l);
         }
         self.vbuf = vbuf;
         self.tbuf = tbuf;

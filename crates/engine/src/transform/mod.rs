@@ -83,6 +83,8 @@ mod url_decode_uni;
 mod url_encode;
 mod utf8_to_unicode;
 
+pub mod triggers;
+
 #[cfg(test)]
 mod tests;
 

@@ -1,0 +1,187 @@
+//! Trigger bytes: for a transformation, a set of bytes such that a value holding
+//! none of them comes out unchanged (`urlDecode` needs a `%` or `+`, `lowercase` an
+//! upper-case letter). A chain whose transformations' triggers all miss a value's
+//! bytes leaves the value as it is, so the memo takes the raw value for it without
+//! running the chain (see [`crate::chains::ChainTable::triggers`]).
+//!
+//! Each set mirrors the test its transformation makes before changing anything;
+//! the property test below checks every set against its transformation.
+
+use super::Transformation;
+
+/// A set of bytes, one bit per byte value.
+pub type ByteMask = [u64; 4];
+
+/// The set holding `bytes`.
+const fn mask(bytes: &[u8]) -> ByteMask {
+    let mut m = [0u64; 4];
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        m[(b >> 6) as usize] |= 1 << (b & 63);
+        i += 1;
+    }
+    m
+}
+
+/// The set of the bytes from `lo` to `hi`.
+const fn range(lo: u8, hi: u8) -> ByteMask {
+    let mut m = [0u64; 4];
+    let mut b = lo as usize;
+    while b <= hi as usize {
+        m[b >> 6] |= 1 << (b & 63);
+        b += 1;
+    }
+    m
+}
+
+const fn or(a: ByteMask, b: ByteMask) -> ByteMask {
+    [a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]]
+}
+
+/// C `isspace`: what the whitespace transformations treat as whitespace.
+const C_SPACE: ByteMask = mask(b" \t\n\x0b\x0c\r");
+
+impl Transformation {
+    /// The bytes without which the transformation leaves a value unchanged;
+    /// `None` when it may change any value (encoders, digests, `length`, ...).
+    pub fn triggers(self) -> Option<ByteMask> {
+        Some(match self {
+            Self::None => [0; 4],
+            Self::Lowercase => range(b'A', b'Z'),
+            Self::Uppercase => range(b'a', b'z'),
+            Self::UrlDecode | Self::UrlDecodeUni => mask(b"%+"),
+            Self::HtmlEntityDecode => mask(b"&"),
+            Self::JsDecode | Self::CssDecode | Self::EscapeSeqDecode => mask(b"\\"),
+            Self::SqlHexDecode => mask(b"0"),
+            Self::CmdLine => or(range(b'A', b'Z'), mask(b"\"'\\^ ,;\t\r\n")),
+            Self::CompressWhitespace | Self::Trim | Self::TrimLeft | Self::TrimRight => C_SPACE,
+            Self::RemoveWhitespace => or(C_SPACE, mask(&[0xa0, 0xc2])),
+            Self::RemoveNulls | Self::ReplaceNulls => mask(&[0]),
+            Self::RemoveComments => mask(b"/<-#"),
+            Self::RemoveCommentsChar => mask(b"/*<-#"),
+            Self::ReplaceComments => mask(b"/"),
+            Self::NormalisePath => mask(b"./"),
+            Self::NormalisePathWin => mask(b"./\\"),
+            Self::Utf8ToUnicode => or(mask(&[0]), range(0x80, 0xff)),
+            Self::UrlEncode
+            | Self::HexDecode
+            | Self::HexEncode
+            | Self::Base64Decode
+            | Self::Base64DecodeExt
+            | Self::Base64Encode
+            | Self::Length
+            | Self::Md5
+            | Self::Sha1
+            | Self::ParityEven7bit
+            | Self::ParityOdd7bit
+            | Self::ParityZero7bit => return None,
+        })
+    }
+}
+
+/// The bytes of `value`.
+pub fn presence(value: &[u8]) -> ByteMask {
+    let mut m = [0u64; 4];
+    for &b in value {
+        m[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    m
+}
+
+/// Whether two sets have no byte in common.
+#[inline]
+pub fn disjoint(a: &ByteMask, b: &ByteMask) -> bool {
+    (a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) | (a[3] & b[3]) == 0
+}
+
+/// The union of two optional sets (`None`: every byte).
+pub fn union(a: Option<ByteMask>, b: Option<ByteMask>) -> Option<ByteMask> {
+    Some(or(a?, b?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64: deterministic test values.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    fn has(m: &ByteMask, b: u8) -> bool {
+        m[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+    }
+
+    #[test]
+    fn values_without_trigger_bytes_are_left_unchanged() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut out = Vec::new();
+        let mut checked = 0;
+        for &t in Transformation::ALL {
+            let Some(tr) = t.triggers() else {
+                continue;
+            };
+            let alphabet: Vec<u8> = (0..=255u8).filter(|&b| !has(&tr, b)).collect();
+            // Punctuation and digits are where transformations look: drawn more
+            // often than their share of the alphabet.
+            let favoured: Vec<u8> = alphabet
+                .iter()
+                .copied()
+                .filter(|b| b.is_ascii_punctuation() || b.is_ascii_digit() || *b == b' ')
+                .collect();
+            for _ in 0..4000 {
+                let len = (rng.next() % 48) as usize;
+                let value: Vec<u8> = (0..len)
+                    .map(|_| {
+                        let r = rng.next();
+                        let pool = if r % 2 == 0 && !favoured.is_empty() {
+                            &favoured
+                        } else {
+                            &alphabet
+                        };
+                        pool[((r >> 8) % pool.len() as u64) as usize]
+                    })
+                    .collect();
+                let changed = t.apply(&value, &mut out);
+                assert!(
+                    !changed || out == value,
+                    "{} changed {:?}, which holds none of its trigger bytes",
+                    t.name(),
+                    String::from_utf8_lossy(&value)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20 * 4000, "only {checked} values checked");
+    }
+
+    #[test]
+    fn triggers_hold_the_bytes_that_change_values() {
+        let mut out = Vec::new();
+        for (t, value) in [
+            (Transformation::Lowercase, &b"A"[..]),
+            (Transformation::UrlDecode, b"a+b"),
+            (Transformation::HtmlEntityDecode, b"&lt;"),
+            (Transformation::JsDecode, b"\\x41"),
+            (Transformation::CmdLine, b"a;b"),
+            (Transformation::RemoveWhitespace, b"a b"),
+            (Transformation::NormalisePath, b"a/./b"),
+            (Transformation::Utf8ToUnicode, "é".as_bytes()),
+        ] {
+            assert!(t.apply(value, &mut out), "{}", t.name());
+            let tr = t.triggers().unwrap_or([u64::MAX; 4]);
+            assert!(!disjoint(&tr, &presence(value)), "{}", t.name());
+        }
+        assert_eq!(Transformation::Length.triggers(), None);
+        assert_eq!(union(Some(mask(b"a")), None), None);
+        assert_eq!(union(Some(mask(b"a")), Some(mask(b"b"))), Some(mask(b"ab")));
+    }
+}
