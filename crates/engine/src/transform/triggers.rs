@@ -142,7 +142,7 @@ mod tests {
                 let value: Vec<u8> = (0..len)
                     .map(|_| {
                         let r = rng.next();
-                        let pool = if r % 2 == 0 && !favoured.is_empty() {
+                        let pool = if r.is_multiple_of(2) && !favoured.is_empty() {
                             &favoured
                         } else {
                             &alphabet
