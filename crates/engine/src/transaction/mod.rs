@@ -715,12 +715,18 @@ impl Transaction {
         status: u16,
         protocol: &str,
     ) -> Option<&Intervention> {
-        self.data
-            .set(Var::ResponseStatus, status.to_string().as_bytes());
-        self.data.set(Var::Status, status.to_string().as_bytes());
+        let mut digits = [0u8; 20];
+        let code = phase::format_int(i64::from(status), &mut digits);
+        self.data.set(Var::ResponseStatus, code);
+        self.data.set(Var::Status, code);
         self.data.set(Var::ResponseProtocol, protocol.as_bytes());
-        self.data
-            .set(Var::StatusLine, format!("{protocol} {status}").as_bytes());
+        let mut line = std::mem::take(&mut self.setvar_buf);
+        line.clear();
+        line.extend_from_slice(protocol.as_bytes());
+        line.push(b' ');
+        line.extend_from_slice(code);
+        self.data.set(Var::StatusLine, &line);
+        self.setvar_buf = line;
         self.run(3);
         self.intervention.as_ref()
     }

@@ -1062,7 +1062,7 @@ fn elapsed_nanos(start: std::time::Instant) -> u64 {
 }
 
 /// `n` in decimal, written into `buf` (an i64 needs at most 20 bytes).
-fn format_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+pub(super) fn format_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     let mut i = buf.len();
     let mut v = n.unsigned_abs();
     loop {
