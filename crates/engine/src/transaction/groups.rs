@@ -29,7 +29,7 @@ pub(crate) struct GroupUnion {
     bits: Vec<u64>,
     /// Per value, in resolution order: its slot and the memo offset of its scan
     /// ([`NO_OFFSET`] when the scan came from the result cache); kept when the
-    /// memo is on (see [`Transaction::take_value_scans`]).
+    /// memo is on and the result cache off (see [`Transaction::take_value_scans`]).
     scans: Vec<(u32, u32)>,
 }
 
@@ -130,14 +130,15 @@ impl Transaction {
     /// Lends the per-value scans of `rule`'s group, computed for the current data,
     /// to the rule's evaluation: each value's prefilter test is then one bit test,
     /// without the memo's lookups (a rule over 80 JSON arguments admitted by the
-    /// union tests 80 values). `None` without a computed, known union, or when
-    /// the memo is off (it is cleared per rule, and the offsets with it).
+    /// union tests 80 values). `None` without a computed, known union, when the
+    /// memo is off (it is cleared per rule, and the offsets with it) or the result
+    /// cache on (see `compute_union`).
     pub(crate) fn take_value_scans(
         &mut self,
         program: &crate::Program,
         rule: &Rule,
     ) -> Option<ValueScans> {
-        if !program.options.memo {
+        if !program.options.memo || program.options.value_cache {
             return None;
         }
         let g = rule.prefilter_group? as usize;
@@ -186,7 +187,9 @@ impl Transaction {
         union.bits.clear();
         union.bits.resize(pf.scan_words(), 0);
         union.scans.clear();
-        let keep_scans = program.options.memo;
+        // With the result cache, most values' scans come from it (no memo offset to
+        // keep) and the list would cost more than it saves.
+        let keep_scans = program.options.memo && !program.options.value_cache;
         let cache = program.options.value_cache;
         let id = rule.transforms
             | if rule.multi_match {

@@ -508,6 +508,7 @@ impl Transaction {
                         (lent.as_mut(), rule.prefilter, &program.prefilter)
                     {
                         if let Some(o) = l.offset(slot) {
+                            // (Lent only without the result cache: nothing to learn.)
                             if !pf.admits(self.memo.bits_at(o, pf.scan_words()), bit) {
                                 continue 'values;
                             }
