@@ -306,15 +306,22 @@ mod tests {
         assert!(pf.admits(&bits, 0) && !pf.admits(&bits, 2));
     }
 
-    #[test]
-    fn the_long_value_automaton_sets_the_bits_of_its_rules_as_the_plain_one() {
-        let tests: Vec<RuleTest> = [(0, "select"), (1, "union"), (2, "error in")]
+    /// Rules 0-2 with one literal each: `select`, `union`, `error in`.
+    fn literal_tests() -> Vec<RuleTest> {
+        [(0, "select"), (1, "union"), (2, "error in")]
             .iter()
             .map(|(bit, lit)| RuleTest {
                 bit: *bit,
                 literals: Some(vec![lit.as_bytes().to_vec()]),
                 bytes: None,
             })
+            .collect()
+    }
+
+    #[test]
+    fn the_long_value_automaton_sets_the_bits_of_its_rules_as_the_plain_one() {
+        let tests: Vec<RuleTest> = literal_tests()
+            .into_iter()
             .chain(std::iter::once(RuleTest {
                 bit: 3,
                 literals: None,
@@ -342,14 +349,7 @@ mod tests {
 
     #[test]
     fn literals_of_long_only_rules_are_left_out_of_the_main_automaton() {
-        let tests: Vec<RuleTest> = [(0, "select"), (1, "union"), (2, "error in")]
-            .iter()
-            .map(|(bit, lit)| RuleTest {
-                bit: *bit,
-                literals: Some(vec![lit.as_bytes().to_vec()]),
-                bytes: None,
-            })
-            .collect();
+        let tests = literal_tests();
         // Rule 1 reads other variables only, rule 2 the long one only, rule 0 both.
         let pf = Prefilter::build_with_long(&tests, |bit| bit != 1, |bit| bit == 2)
             .unwrap_or_else(|| panic!("tests"));

@@ -40,12 +40,10 @@ pub(crate) struct Buffers {
 }
 
 impl Buffers {
-    /// Bytes held by the buffers (their capacity; for the pool's bounds).
-    fn capacity_bytes(&self) -> usize {
-        self.data.capacity_bytes()
-            + self.memo.capacity_bytes()
-            + self.matched_vars.capacity_bytes()
-            + self.cands.capacity() * std::mem::size_of::<Candidate>()
+    /// Bytes held by the buffers other than the arena, the memo and MATCHED_VARS
+    /// (which [`give`] measures on their own), by capacity.
+    fn other_bytes(&self) -> usize {
+        self.cands.capacity() * std::mem::size_of::<Candidate>()
             + self.scratch.capacity_bytes()
             + self.vbuf.capacity()
             + self.tbuf.capacity()
@@ -92,10 +90,12 @@ pub(crate) fn take() -> Buffers {
 /// Returns a buffer set to this thread's pool (cleared), unless the pool is full or
 /// the set is too large to keep.
 pub(crate) fn give(mut b: Buffers) {
-    if b.data.capacity_bytes() > KEEP_MAX_BYTES
-        || b.memo.capacity_bytes() > KEEP_MAX_BYTES
-        || b.matched_vars.capacity_bytes() > KEEP_MAX_BYTES
-    {
+    let large = [
+        b.data.capacity_bytes(),
+        b.memo.capacity_bytes(),
+        b.matched_vars.capacity_bytes(),
+    ];
+    if large.iter().any(|&n| n > KEEP_MAX_BYTES) {
         return;
     }
     b.data.clear();
@@ -113,7 +113,8 @@ pub(crate) fn give(mut b: Buffers) {
     b.setvar_buf.clear();
     b.tx.clear();
     b.matched_vars.clear();
-    let bytes = b.capacity_bytes();
+    // Clearing keeps every capacity: the sizes measured above still hold.
+    let bytes = large.iter().sum::<usize>() + b.other_bytes();
     let _ = POOL.try_with(|p| {
         if let Ok(mut pool) = p.try_borrow_mut() {
             if pool.sets.len() < POOL_MAX && pool.bytes + bytes <= POOL_MAX_BYTES {
