@@ -18,6 +18,9 @@ pub struct ChainTable {
     /// Per chain: the union of its transformations' trigger bytes (`None`: one
     /// of them may change any value); see [`crate::transform::triggers`].
     triggers: Vec<Option<ByteMask>>,
+    /// Per chain: the case-folded union of its transformations' scan trigger bytes
+    /// (see [`Transformation::scan_triggers`]).
+    scan_triggers: Vec<Option<ByteMask>>,
 }
 
 impl ChainTable {
@@ -27,6 +30,7 @@ impl ChainTable {
             nodes: vec![(0, None)],
             lookup: HashMap::new(),
             triggers: vec![Some([0; 4])],
+            scan_triggers: vec![Some([0; 4])],
         }
     }
 
@@ -40,6 +44,9 @@ impl ChainTable {
                     let next = self.nodes.len() as ChainId;
                     let parent = self.triggers.get(id as usize).copied().flatten();
                     self.triggers.push(triggers::union(parent, t.triggers()));
+                    let parent = self.scan_triggers.get(id as usize).copied().flatten();
+                    let own = t.scan_triggers().map(triggers::fold_case);
+                    self.scan_triggers.push(triggers::union(parent, own));
                     self.nodes.push((id, Some(t)));
                     self.lookup.insert((id, t), next);
                     next
@@ -47,6 +54,16 @@ impl ChainTable {
             };
         }
         id
+    }
+
+    /// The bytes without which the chain changes a value at most in the case of
+    /// its ASCII letters, so that the value's prefilter scan stands for the
+    /// chain's (`None`: it may change any value). A value lacking them lacks them
+    /// after each step too (the set holds both cases of its letters), so every
+    /// step leaves it as it is up to case.
+    #[inline]
+    pub fn scan_triggers(&self, id: ChainId) -> Option<&ByteMask> {
+        self.scan_triggers.get(id as usize)?.as_ref()
     }
 
     /// The parent chain and the last transformation of a non-empty chain.

@@ -18,7 +18,13 @@ fn has_needed(input: &[u8]) -> bool {
 fn without_needed(input: &[u8], with: u8) -> Vec<u8> {
     input
         .iter()
-        .map(|&b| if XSS_NEEDS_ONE_OF.contains(&b) { with } else { b })
+        .map(|&b| {
+            if XSS_NEEDS_ONE_OF.contains(&b) {
+                with
+            } else {
+                b
+            }
+        })
         .collect()
 }
 
@@ -55,12 +61,57 @@ fn every_reported_payload_has_a_needed_byte() {
 /// HTML- and script-flavoured pieces (the tests take their `<` and `=` out).
 fn fragments() -> impl Strategy<Value = Vec<u8>> {
     const FRAGMENTS: &[&[u8]] = &[
-        b"!--", b"-->", b"!DOCTYPE", b"![CDATA[", b"]]>", b"?", b"%", b"/>", b">", b"/",
-        b"script", b"svg", b"img", b"onload", b"onerror", b"onx", b"href", b"src", b"style",
-        b"xmlns", b"attributeName", b"formaction", b"javascript:", b"vbscript:", b"data:",
-        b"&#106;", b"&#x6A;", b"&#", b"&lt;", b"&#60;", b"\"", b"'", b"`", b" ", b"\t", b"\n",
-        b"\x0c", b"\0", b"\xff", b"alert(1)", b"[if", b"xml", b"IMPORT", b"ENTITY", b"<", b"=",
-        b"</", b"<!--", b"<?", b"onerror=", b"href=",
+        b"!--",
+        b"-->",
+        b"!DOCTYPE",
+        b"![CDATA[",
+        b"]]>",
+        b"?",
+        b"%",
+        b"/>",
+        b">",
+        b"/",
+        b"script",
+        b"svg",
+        b"img",
+        b"onload",
+        b"onerror",
+        b"onx",
+        b"href",
+        b"src",
+        b"style",
+        b"xmlns",
+        b"attributeName",
+        b"formaction",
+        b"javascript:",
+        b"vbscript:",
+        b"data:",
+        b"&#106;",
+        b"&#x6A;",
+        b"&#",
+        b"&lt;",
+        b"&#60;",
+        b"\"",
+        b"'",
+        b"`",
+        b" ",
+        b"\t",
+        b"\n",
+        b"\x0c",
+        b"\0",
+        b"\xff",
+        b"alert(1)",
+        b"[if",
+        b"xml",
+        b"IMPORT",
+        b"ENTITY",
+        b"<",
+        b"=",
+        b"</",
+        b"<!--",
+        b"<?",
+        b"onerror=",
+        b"href=",
     ];
     prop::collection::vec(prop::sample::select(FRAGMENTS), 0..24).prop_map(|parts| parts.concat())
 }

@@ -90,7 +90,13 @@ impl Transaction {
         let long = self.data.response_body_slot() == Some(slot);
         loop {
             let base = &self.data.entry(slot).value;
-            let bits = self.memo.scan(pf, &program.chains, slot, chain, base, long);
+            // A chain that changes the value at most in case does so at every
+            // prefix: the raw value's scan stands for them all.
+            let unchanged = self.memo.scan_unchanged(&program.chains, slot, chain, base);
+            let scanned = if unchanged { 0 } else { chain };
+            let bits = self
+                .memo
+                .scan(pf, &program.chains, slot, scanned, base, long);
             if out.is_empty() {
                 out.extend_from_slice(bits);
             } else {
@@ -99,7 +105,7 @@ impl Transaction {
                 }
             }
             match program.chains.split_last(chain) {
-                Some((parent, _)) if rule.multi_match => chain = parent,
+                Some((parent, _)) if rule.multi_match && !unchanged => chain = parent,
                 _ => break,
             }
         }

@@ -229,23 +229,58 @@ impl TransformMemo {
         self.presence[i].get_or_insert_with(|| triggers::presence(base))
     }
 
+    /// Whether `chain` leaves `slot`'s raw value `base` as it is because the value
+    /// holds none of the chain's trigger bytes (so do all the chain's prefixes).
+    /// Not asked of long values, response bodies: they hold nearly every byte.
+    #[inline]
+    pub fn unchanged(
+        &mut self,
+        chains: &ChainTable,
+        slot: u32,
+        chain: ChainId,
+        base: &[u8],
+    ) -> bool {
+        match chains.triggers(chain) {
+            Some(t) if chain != 0 && base.len() <= PRESENCE_MAX => {
+                triggers::disjoint(t, self.presence(slot, base))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `chain` changes `slot`'s raw value `base` at most in the case of its
+    /// ASCII letters (see [`ChainTable::scan_triggers`]), so that the raw value's
+    /// prefilter scan is the chain's (and its prefixes').
+    #[inline]
+    pub fn scan_unchanged(
+        &mut self,
+        chains: &ChainTable,
+        slot: u32,
+        chain: ChainId,
+        base: &[u8],
+    ) -> bool {
+        match chains.scan_triggers(chain) {
+            Some(t) if chain != 0 && base.len() <= PRESENCE_MAX => {
+                triggers::disjoint(t, self.presence(slot, base))
+            }
+            _ => false,
+        }
+    }
+
     /// Ensures `(slot, chain)` is computed, computing missing prefixes first.
     pub fn compute(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) {
         if chain == 0 || self.index.get(slot, chain).is_some() {
             return;
         }
-        // A chain none of whose trigger bytes the value holds leaves it as it is:
-        // the raw value and its scan, without running the chain or its prefixes.
-        // (Not asked of long values, response bodies: they hold nearly every byte.)
-        if let (Some(t), true) = (chains.triggers(chain), base.len() <= PRESENCE_MAX) {
-            if triggers::disjoint(t, self.presence(slot, base)) {
-                let link = Link {
-                    bits: self.root_scan(slot),
-                    ..ROOT
-                };
-                self.index.insert(chains.len(), slot, chain, link);
-                return;
-            }
+        // A chain none of whose trigger bytes the value holds: the raw value and
+        // its scan, without running the chain or its prefixes.
+        if self.unchanged(chains, slot, chain, base) {
+            let link = Link {
+                bits: self.root_scan(slot),
+                ..ROOT
+            };
+            self.index.insert(chains.len(), slot, chain, link);
+            return;
         }
         let Some((parent, t)) = chains.split_last(chain) else {
             return;
@@ -342,6 +377,11 @@ impl TransformMemo {
         let words = prefilter.scan_words();
         let link = match self.link(slot, chain) {
             Some(l) => l,
+            // The raw value's scan, without linking the chain (`compute` links it
+            // when a rule asks for its bytes).
+            None if self.scan_unchanged(chains, slot, chain, base) => {
+                return self.scan_offset(prefilter, chains, slot, 0, base, long);
+            }
             None => {
                 self.compute(chains, slot, chain, base);
                 self.link(slot, chain).unwrap_or(Link {

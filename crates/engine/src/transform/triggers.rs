@@ -80,6 +80,33 @@ impl Transformation {
     }
 }
 
+impl Transformation {
+    /// The bytes without which the transformation changes a value at most in the
+    /// case of its ASCII letters, which the prefilter's case-insensitive scan does
+    /// not see: `lowercase` needs none, `cmdLine` only its punctuation and
+    /// whitespace. `None` when it may change any value.
+    pub fn scan_triggers(self) -> Option<ByteMask> {
+        match self {
+            Self::Lowercase | Self::Uppercase => Some([0; 4]),
+            Self::CmdLine => Some(mask(b"\"'\\^ ,;\t\r\n")),
+            t => t.triggers(),
+        }
+    }
+}
+
+/// `m` with both cases of each ASCII letter it holds: a set a value lacks stays
+/// lacking after a change of case.
+pub fn fold_case(m: ByteMask) -> ByteMask {
+    let (upper, lower) = (range(b'A', b'Z')[1], range(b'a', b'z')[1]);
+    let w = m[1];
+    [
+        m[0],
+        w | ((w & upper) << 32) | ((w & lower) >> 32),
+        m[2],
+        m[3],
+    ]
+}
+
 /// The bytes of `value`.
 pub fn presence(value: &[u8]) -> ByteMask {
     let mut m = [0u64; 4];
@@ -161,6 +188,51 @@ mod tests {
             }
         }
         assert!(checked >= 20 * 4000, "only {checked} values checked");
+    }
+
+    #[test]
+    fn values_without_scan_trigger_bytes_change_only_in_case() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut out = Vec::new();
+        let mut checked = 0;
+        for &t in Transformation::ALL {
+            let Some(tr) = t.scan_triggers() else {
+                continue;
+            };
+            let alphabet: Vec<u8> = (0..=255u8).filter(|&b| !has(&tr, b)).collect();
+            for _ in 0..4000 {
+                let len = (rng.next() % 48) as usize;
+                let value: Vec<u8> = (0..len)
+                    .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+                    .collect();
+                if t.apply(&value, &mut out) {
+                    assert!(
+                        out.eq_ignore_ascii_case(&value),
+                        "{} changed {:?} beyond case",
+                        t.name(),
+                        String::from_utf8_lossy(&value)
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20 * 4000, "only {checked} values checked");
+        assert_eq!(Transformation::Lowercase.scan_triggers(), Some([0; 4]));
+        assert!(has(
+            &Transformation::CmdLine.scan_triggers().unwrap_or_default(),
+            b';'
+        ));
+        assert!(!has(
+            &Transformation::CmdLine.scan_triggers().unwrap_or_default(),
+            b'Q'
+        ));
+    }
+
+    #[test]
+    fn case_folding_adds_the_other_case_of_letters() {
+        let m = fold_case(mask(b"aZ%"));
+        assert_eq!(m, mask(b"aAzZ%"));
+        assert_eq!(fold_case(mask(b"@[`{")), mask(b"@[`{"));
     }
 
     #[test]
