@@ -49,6 +49,9 @@ pub struct KeyRegex {
     /// anchored (`^_pk_ref`, `^pbjs-\w+$`): most keys are rejected without the
     /// regex engine.
     prefix: Vec<u8>,
+    /// The pattern is `^` and that literal alone: a key starting with it matches
+    /// without the regex engine.
+    prefix_only: bool,
 }
 
 impl KeyRegex {
@@ -65,6 +68,7 @@ impl KeyRegex {
             re,
             literal: plain.then(|| pattern.to_ascii_lowercase().into_bytes()),
             prefix: anchored_prefix(pattern),
+            prefix_only: pattern.len() == 1 + anchored_prefix(pattern).len(),
         })
     }
 
@@ -83,7 +87,7 @@ impl KeyRegex {
                     && key
                         .get(..self.prefix.len())
                         .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
-                    && self.re.is_match(key)
+                    && (self.prefix_only || self.re.is_match(key))
             }
         }
     }
@@ -389,6 +393,9 @@ mod tests {
         assert_eq!(anchored_prefix("^abc?"), b"ab");
         assert_eq!(anchored_prefix("^ab|cd"), b"");
         assert_eq!(anchored_prefix("__utm"), b"");
+        assert!(KeyRegex::new("^header_name_920450_").is_ok_and(|k| k.prefix_only));
+        assert!(KeyRegex::new("^_pk_ref").is_ok_and(|k| !k.prefix_only));
+        assert!(KeyRegex::new("^abc?").is_ok_and(|k| !k.prefix_only));
         for (pattern, keys) in [
             (
                 "^_pk_ref",
@@ -397,6 +404,16 @@ mod tests {
             (
                 "^_ga(?:_\\w+)?$",
                 &["_ga", "_GA_X1", "_gid", "a_ga", ""][..],
+            ),
+            (
+                "^header_name_920450_",
+                &[
+                    "header_name_920450_host",
+                    "HEADER_NAME_920450_",
+                    "header_name_92045",
+                    "xheader_name_920450_a",
+                    "",
+                ][..],
             ),
             (
                 "^pbjs-\\w+$",

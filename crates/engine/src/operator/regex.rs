@@ -174,6 +174,23 @@ impl Pattern {
     /// that took part in it (up to 9), as ModSecurity fills TX:0-9.
     pub(crate) fn captures_first(&self, input: &[u8], captures: &mut Captures) -> bool {
         match self {
+            // No group but the whole match: the match's span, from the faster
+            // search that reports no groups (the same leftmost-first match).
+            Pattern::Linear { re, caret } if re.captures_len() == 1 => {
+                let Some(mut m) = re.find(input) else {
+                    return false;
+                };
+                if let Some(c) = caret.as_ref().filter(|_| ends_at_newline(input, m.start())) {
+                    // PCRE: `^` cannot match here; the variant decides.
+                    match c.find_at(input, m.start()) {
+                        Some(v) => m = v,
+                        None => return false,
+                    }
+                }
+                captures.clear();
+                captures.set(0, m.as_bytes());
+                true
+            }
             Pattern::Linear { re, caret } => {
                 let mut locs = re.capture_locations();
                 let Some(m) = re.captures_read(&mut locs, input) else {
@@ -392,6 +409,42 @@ mod tests {
         assert_eq!(caps.get(0), Some(&b"aa"[..]));
         assert_eq!(p.find_at(b"\xFF\xFFaab", 0), Some((2, 4)));
         assert_eq!(p.find_at(b"\xFF\xFFaab", 3), None);
+    }
+
+    #[test]
+    fn a_pattern_without_groups_captures_the_match_a_grouped_one_reports() {
+        use crate::operator::Captures;
+        for (bare, grouped) in [
+            ("^.*$", "^(.*)$"),
+            ("b+", "(b+)"),
+            ("^ab", "^(ab)"),
+            (r"\d{2,}x?", r"(\d{2,}x?)"),
+        ] {
+            let (a, b) = (
+                Pattern::compile(bare, 0).unwrap(),
+                Pattern::compile(grouped, 0).unwrap(),
+            );
+            for input in [
+                &b"abbb"[..],
+                b"",
+                b"x\nab",
+                b"ab\n",
+                b"\nab",
+                b"a\nb\n",
+                b"12345x",
+            ] {
+                let (mut ca, mut cb) = (Captures::default(), Captures::default());
+                let (ma, mb) = (
+                    a.captures_first(input, &mut ca),
+                    b.captures_first(input, &mut cb),
+                );
+                assert_eq!(ma, mb, "{bare} on {input:?}");
+                if ma {
+                    assert_eq!(ca.get(0), cb.get(0), "{bare} on {input:?}");
+                    assert_eq!(ca.get(1), None, "{bare} on {input:?}");
+                }
+            }
+        }
     }
 
     #[test]
