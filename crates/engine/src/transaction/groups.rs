@@ -18,6 +18,7 @@ use super::resolve::{Candidate, Src};
 use super::Transaction;
 use crate::prefilter::Prefilter;
 use crate::rule::Rule;
+use crate::transform::triggers;
 
 /// One group's union.
 #[derive(Debug, Default, Clone)]
@@ -32,6 +33,10 @@ pub(crate) struct GroupUnion {
     /// memo is on and the result cache off (see [`Transaction::take_value_scans`]).
     scans: Vec<(u32, u32)>,
 }
+
+/// Fewest values of a target list for its group unions to start from the raw
+/// values' scans (see [`Transaction::target_roots`]).
+const MIN_SCREENED: usize = 8;
 
 /// A value whose scan is not in the memo.
 pub(crate) const NO_OFFSET: u32 = u32::MAX;
@@ -182,7 +187,8 @@ impl Transaction {
         let mut cands: Vec<Candidate> = std::mem::take(&mut self.cands);
         scratch.reset();
         cands.clear();
-        if !self.cached_targets(rule, &mut cands) {
+        let listed = self.cached_targets(rule, &mut cands);
+        if !listed {
             for spec in &rule.targets {
                 self.collect(spec, rule, &mut scratch, &mut cands);
             }
@@ -206,7 +212,10 @@ impl Transaction {
         let mut value_bits = std::mem::take(&mut self.bits_buf);
         let body = self.data.response_body_slot();
         let mask = program.group_masks.get(g).and_then(Option::as_ref);
-        for c in &cands {
+        let screened = keep_scans
+            && listed
+            && self.union_from_raw_scans(program, pf, rule, &cands, &mut union);
+        for c in cands.iter().filter(|_| !screened) {
             let Src::Slot(slot) = c.src else {
                 union.unknown = true;
                 break;
@@ -305,6 +314,68 @@ impl Transaction {
         self.bits_buf = value_bits;
         self.scratch = scratch;
         self.cands = cands;
+    }
+}
+
+impl Transaction {
+    /// A group's union from its target list's raw scans (see
+    /// [`super::targets::RawScans`]): the raw values' union, and a scan under the
+    /// group's chain of only the values holding one of its scan trigger bytes. The
+    /// raw scans of those values stay in the union: a superset, as the union over
+    /// values before exclusions is (it may keep a rule, never skip one; each value
+    /// is tested on its own scan when the rule is evaluated). `cands` are the list's
+    /// values, just resolved by `cached_targets`. Returns false (with `union`
+    /// untouched) when the list's values are not screened or the chain may change
+    /// any value.
+    fn union_from_raw_scans(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        rule: &Rule,
+        cands: &[Candidate],
+        union: &mut GroupUnion,
+    ) -> bool {
+        // A short list costs less value by value than screened.
+        if cands.len() < MIN_SCREENED {
+            return false;
+        }
+        let (Some(ts), Some(&t)) = (
+            rule.target_set,
+            program.chains.scan_triggers(rule.transforms),
+        ) else {
+            return false;
+        };
+        let ts = ts as usize;
+        self.target_roots(ts, pf, &program.chains);
+        let Some(roots) = self.target_sets.get(ts).map(|e| &e.roots) else {
+            return false;
+        };
+        let all_raw = triggers::disjoint(&t, &roots.bytes);
+        // multiMatch values holding a trigger byte take `value_bits`' walk: left to
+        // the caller's loop.
+        if !roots.screened || roots.values.len() != cands.len() || (rule.multi_match && !all_raw) {
+            return false;
+        }
+        let words = pf.scan_words();
+        union.bits.copy_from_slice(&roots.union);
+        for (c, &(bytes, raw)) in cands.iter().zip(&roots.values) {
+            let Src::Slot(slot) = c.src else {
+                continue;
+            };
+            if all_raw || triggers::disjoint(&t, &bytes) {
+                union.scans.push((slot, raw));
+                continue;
+            }
+            let base = &self.data.entry(slot).value;
+            let o = self
+                .memo
+                .scan_offset(pf, &program.chains, slot, rule.transforms, base, false);
+            or_into(&mut union.bits, self.memo.bits_at(o, words));
+            union
+                .scans
+                .push((slot, u32::try_from(o).unwrap_or(NO_OFFSET)));
+        }
+        true
     }
 }
 

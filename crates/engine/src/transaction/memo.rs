@@ -50,7 +50,7 @@ const DENSE_SLOTS: usize = 256;
 
 /// Longest value whose bytes are collected to pass over chains that leave it
 /// unchanged (see [`crate::transform::triggers`]).
-const PRESENCE_MAX: usize = 2048;
+pub(crate) const PRESENCE_MAX: usize = 2048;
 /// `Link::bytes` of a row entry not computed yet.
 const ABSENT: u32 = u32::MAX - 1;
 
@@ -221,7 +221,7 @@ impl TransformMemo {
     }
 
     /// The bytes of `slot`'s raw value `base`, computed once.
-    fn presence(&mut self, slot: u32, base: &[u8]) -> &ByteMask {
+    pub(crate) fn presence(&mut self, slot: u32, base: &[u8]) -> &ByteMask {
         let i = slot as usize;
         if self.presence.len() <= i {
             self.presence.resize(i + 1, None);
