@@ -93,10 +93,13 @@ fn serve(
             "HTTP/1.1 {status}\r\nContent-Length: 5\r\n{}\r\nhello",
             if close { "Connection: close\r\n" } else { "" }
         );
+        // Counted before the write: once the client has read the response, the
+        // count includes it (counted after, a loaded machine could let the client
+        // finish and compare first).
+        answered.fetch_add(1, Ordering::SeqCst);
         if out.write_all(resp.as_bytes()).is_err() {
             return;
         }
-        answered.fetch_add(1, Ordering::SeqCst);
         if close {
             return;
         }
