@@ -231,21 +231,9 @@ impl TransformMemo {
 
     /// Whether `chain` leaves `slot`'s raw value `base` as it is because the value
     /// holds none of the chain's trigger bytes (so do all the chain's prefixes).
-    /// Not asked of long values, response bodies: they hold nearly every byte.
     #[inline]
-    pub fn unchanged(
-        &mut self,
-        chains: &ChainTable,
-        slot: u32,
-        chain: ChainId,
-        base: &[u8],
-    ) -> bool {
-        match chains.triggers(chain) {
-            Some(t) if chain != 0 && base.len() <= PRESENCE_MAX => {
-                triggers::disjoint(t, self.presence(slot, base))
-            }
-            _ => false,
-        }
+    fn unchanged(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) -> bool {
+        self.lacks(chains.triggers(chain), slot, chain, base)
     }
 
     /// Whether `chain` changes `slot`'s raw value `base` at most in the case of its
@@ -259,7 +247,15 @@ impl TransformMemo {
         chain: ChainId,
         base: &[u8],
     ) -> bool {
-        match chains.scan_triggers(chain) {
+        self.lacks(chains.scan_triggers(chain), slot, chain, base)
+    }
+
+    /// Whether the raw value of `slot` holds none of the bytes of `set` (`None`:
+    /// every byte). Not asked of the empty chain, nor of long values, response
+    /// bodies: they hold nearly every byte.
+    #[inline]
+    fn lacks(&mut self, set: Option<&ByteMask>, slot: u32, chain: ChainId, base: &[u8]) -> bool {
+        match set {
             Some(t) if chain != 0 && base.len() <= PRESENCE_MAX => {
                 triggers::disjoint(t, self.presence(slot, base))
             }
