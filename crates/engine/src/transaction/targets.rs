@@ -28,9 +28,8 @@ pub(crate) struct TargetSetCache {
     usable: bool,
     cands: Vec<Candidate>,
     /// The raw values' scans, for the group unions over this list (see
-    /// [`Transaction::target_roots`]); boxed, so that taking the entry out to
-    /// resolve it moves little.
-    pub(crate) roots: Box<RawScans>,
+    /// [`Transaction::target_roots`]).
+    pub(crate) roots: RawScans,
 }
 
 /// The raw values of a target list, screened once per data generation: the bytes
