@@ -57,10 +57,16 @@ impl Operator for Within {
         };
         let b = usize::from(first);
         let (from, to) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        // The second byte is tested before the whole input is compared: with every
+        // name of a CRS list starting at a `/`, it rejects nearly every place.
+        let second = input.get(1);
         self.positions[from..to].iter().any(|&p| {
-            self.haystack
-                .get(p as usize..)
-                .is_some_and(|rest| rest.starts_with(input))
+            let p = p as usize;
+            (second.is_none() || self.haystack.get(p + 1) == second)
+                && self
+                    .haystack
+                    .get(p..)
+                    .is_some_and(|rest| rest.starts_with(input))
         })
     }
 }
@@ -88,6 +94,20 @@ mod tests {
             b"\xff",
         ] {
             assert_eq!(w.evaluate(input, None), subs(input), "{input:?}");
+        }
+        // Every substring is found; each with one byte changed is found exactly
+        // when it is still a substring.
+        let bytes = list.as_bytes();
+        for i in 0..bytes.len() {
+            for j in i + 1..=bytes.len().min(i + 12) {
+                let sub = &bytes[i..j];
+                assert!(w.evaluate(sub, None), "{sub:?}");
+                for k in 0..sub.len() {
+                    let mut m = sub.to_vec();
+                    m[k] = if m[k] == b'/' { b'-' } else { b'/' };
+                    assert_eq!(w.evaluate(&m, None), subs(&m), "{m:?}");
+                }
+            }
         }
         assert!(w.evaluate(b"", None));
         assert!(Within::new("").evaluate(b"", None));

@@ -187,10 +187,29 @@ impl Prefilter {
     /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
         self.scan_with(self.ac.as_ref(), &self.literal_rules, value, scan);
+        self.add_presence(value, scan);
     }
 
-    /// The always-admitted bits, the bits of the literals `ac` finds in `value`
-    /// (mapped through `literal_rules`), and `value`'s presence set.
+    /// As [`Prefilter::scan_into`], with `value`'s presence set already known
+    /// (its bytes lower-cased, as [`bytes::presence`] gives them).
+    pub fn scan_into_with_presence(&self, value: &[u8], presence: &[u64; 4], scan: &mut [u64]) {
+        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, scan);
+        if let Some(p) = scan.get_mut(self.words()..) {
+            for (o, x) in p.iter_mut().zip(presence) {
+                *o |= x;
+            }
+        }
+    }
+
+    /// Adds `value`'s presence set to a scan result.
+    fn add_presence(&self, value: &[u8], scan: &mut [u64]) {
+        if let Some(p) = scan.get_mut(self.words()..) {
+            bytes::presence(value, p);
+        }
+    }
+
+    /// The always-admitted bits and the bits of the literals `ac` finds in `value`
+    /// (mapped through `literal_rules`).
     fn scan_with(
         &self,
         ac: Option<&Matcher>,
@@ -208,9 +227,6 @@ impl Prefilter {
                 }
             });
         }
-        if let Some(p) = scan.get_mut(self.words()..) {
-            bytes::presence(value, p);
-        }
     }
 
     /// As [`Prefilter::scan_into`] with the long-value automaton (the plain one when
@@ -221,6 +237,7 @@ impl Prefilter {
             return self.scan_into(value, scan);
         };
         self.scan_with(Some(&long.ac), &long.literal_rules, value, scan);
+        self.add_presence(value, scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with

@@ -423,6 +423,11 @@ impl TransformMemo {
                     let value = self.get(chains, slot, owner, base);
                     if long {
                         prefilter.scan_long_into(value, &mut bits[o..]);
+                    } else if owner == 0 && base.len() <= PRESENCE_MAX {
+                        // The raw value: its bytes, which the chains' trigger tests
+                        // need anyway, give the scan's presence set.
+                        let lowered = triggers::lowered(self.presence(slot, base));
+                        prefilter.scan_into_with_presence(base, &lowered, &mut bits[o..]);
                     } else {
                         prefilter.scan_into(value, &mut bits[o..]);
                     }

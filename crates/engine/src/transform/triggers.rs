@@ -107,6 +107,14 @@ pub fn fold_case(m: ByteMask) -> ByteMask {
     ]
 }
 
+/// `m` with each upper-case ASCII letter replaced by its lower case: the bytes of
+/// a value lower-cased, from the bytes of the value.
+pub fn lowered(m: &ByteMask) -> ByteMask {
+    let upper = range(b'A', b'Z')[1];
+    let w = m[1];
+    [m[0], (w & !upper) | ((w & upper) << 32), m[2], m[3]]
+}
+
 /// The bytes of `value`.
 pub fn presence(value: &[u8]) -> ByteMask {
     let mut m = [0u64; 4];
@@ -233,6 +241,16 @@ mod tests {
         let m = fold_case(mask(b"aZ%"));
         assert_eq!(m, mask(b"aAzZ%"));
         assert_eq!(fold_case(mask(b"@[`{")), mask(b"@[`{"));
+    }
+
+    #[test]
+    fn lowering_a_set_gives_the_bytes_of_the_lower_cased_value() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        for value in [&b"aZ%@[`{"[..], b"ABC xyz", b"", &all] {
+            let mut expected = [0u64; 4];
+            crate::prefilter::bytes::presence(value, &mut expected);
+            assert_eq!(lowered(&presence(value)), expected, "{value:?}");
+        }
     }
 
     #[test]
