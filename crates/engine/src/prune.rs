@@ -42,6 +42,32 @@ pub struct StaticResult {
     /// The matched values, as (MATCHED_VAR_NAME, MATCHED_VAR); empty when the rule
     /// never matches.
     pub matches: Vec<(String, Vec<u8>)>,
+    /// A match has no effect beyond MATCHED_VAR(S), HIGHEST_SEVERITY and the
+    /// rule's own `skip` / `skipAfter` (a `pass`, `nolog` rule with no other
+    /// action and no chain, as CRS's paranoia-level gates): the rule loop applies
+    /// it without evaluating the rule.
+    pub plain: bool,
+}
+
+impl StaticResult {
+    /// `rule`'s folded result `matches`.
+    fn of(rule: &crate::rule::Rule, matches: Vec<(String, Vec<u8>)>) -> StaticResult {
+        let plain = rule.chain_next.is_none()
+            && rule.id != 0
+            && !rule.unconditional
+            && !rule.capture
+            && !rule.log
+            && rule.disruptive == crate::rule::Disruptive::Pass
+            && rule.setvars.is_empty()
+            && rule.ctls.is_empty()
+            && rule.initcols.is_empty()
+            && rule.setsid.is_none()
+            && rule.setuid.is_none()
+            && rule.setenvs.is_empty()
+            && rule.expirevars.is_empty()
+            && rule.sanitise.is_empty();
+        StaticResult { matches, plain }
+    }
 }
 
 /// What the analysis knows about one TX member at one point.
@@ -388,7 +414,7 @@ fn walk_chain(
                 } else if matched {
                     unknown_setvars(rule, st);
                 }
-                results.folded[i as usize] = Some(StaticResult { matches });
+                results.folded[i as usize] = Some(StaticResult::of(rule, matches));
                 if !matched {
                     // The chain stops here for every request that gets this far.
                     return Some(false);

@@ -54,6 +54,21 @@ impl MatchedVars {
         self.len += 1;
     }
 
+    /// Appends a copy of `(name, value)`, into a spare slot's buffers when there
+    /// is one.
+    pub fn push_copy(&mut self, name: &str, value: &[u8]) {
+        match self.entries.get_mut(self.len) {
+            Some((n, v)) => {
+                n.clear();
+                n.push_str(name);
+                v.clear();
+                v.extend_from_slice(value);
+            }
+            None => self.entries.push((name.to_string(), value.to_vec())),
+        }
+        self.len += 1;
+    }
+
     /// The last entry: MATCHED_VAR_NAME and MATCHED_VAR.
     pub fn last(&self) -> Option<(&str, &[u8])> {
         self.entries[..self.len]
@@ -78,6 +93,20 @@ mod tests {
         e.0.push_str(name);
         e.1.extend_from_slice(value);
         m.push(e);
+    }
+
+    #[test]
+    fn copies_are_pushed_into_spare_slots() {
+        let mut m = MatchedVars::default();
+        m.push_copy("TX:a", b"long first value");
+        m.push_copy("TX:b", b"2");
+        m.clear();
+        m.push_copy("TX:c", b"3");
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![("TX:c", &b"3"[..])]);
+        m.push_copy("TX:d", b"");
+        m.push_copy("TX:e", b"5");
+        assert_eq!(m.last(), Some(("TX:e", &b"5"[..])));
+        assert_eq!(m.iter().count(), 3);
     }
 
     #[test]

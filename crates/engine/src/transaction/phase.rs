@@ -205,7 +205,9 @@ impl Transaction {
                 i += 1;
                 continue;
             }
-            let matched = if self.profile.is_some() {
+            let matched = if let Some(m) = self.plain_static(program, rule) {
+                m
+            } else if self.profile.is_some() {
                 let start = std::time::Instant::now();
                 let m = self.eval_chain(program, idx);
                 if let Some(c) = self
@@ -252,6 +254,31 @@ impl Transaction {
             i += 1;
         }
         Some(i)
+    }
+
+    /// A rule folded at load time whose match has no effect beyond MATCHED_VAR(S)
+    /// and HIGHEST_SEVERITY ([`crate::prune::StaticResult::plain`]): those effects,
+    /// as [`Transaction::eval_chain`] would apply them, and whether it matched.
+    /// `None` for other rules, with `Options::verify` (which evaluates folded
+    /// rules to check them) and in profiled runs (which count evaluations).
+    #[inline]
+    fn plain_static(&mut self, program: &crate::Program, rule: &Rule) -> Option<bool> {
+        let sr = rule.static_result.as_ref().filter(|s| s.plain)?;
+        if program.options.verify || self.profile.is_some() {
+            return None;
+        }
+        if sr.matches.is_empty() {
+            self.state.matched_vars.clear();
+            return Some(false);
+        }
+        for (name, value) in &sr.matches {
+            self.state.matched_vars.push_copy(name, value);
+        }
+        if let Some(sev) = rule.meta.severity {
+            self.state.highest_severity =
+                Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
+        }
+        Some(true)
     }
 
     /// Whether a `ctl:ruleRemove*` of this transaction removed `rule`.

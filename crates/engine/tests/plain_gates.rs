@@ -1,0 +1,83 @@
+//! Folded rules whose match only sets MATCHED_VAR(S) and HIGHEST_SEVERITY (CRS's
+//! paranoia-level gates) are applied by the rule loop without being evaluated:
+//! the rules after them see the same MATCHED_VARS and severity as with plain
+//! evaluation.
+
+use std::sync::Arc;
+
+use engine::{Connection, Options, Program, Transaction};
+
+/// 2 is a gate folded at load time (phase 1 set the level): it matches and jumps
+/// over 3; 4 reads the MATCHED_VARS and severity it left; 5 is folded to "never
+/// matches", which clears MATCHED_VARS, so 6 does not match.
+const RULES: &str = "SecRuleEngine On\n\
+SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1\"\n\
+SecRule TX:level \"@lt 2\" \"id:2,phase:2,pass,nolog,severity:4,skipAfter:END-GATE\"\n\
+SecRule ARGS \"@rx never\" \"id:3,phase:2,deny,status:403\"\n\
+SecMarker END-GATE\n\
+SecRule MATCHED_VARS \"@streq 1\" \"id:4,phase:2,pass,log,msg:'after the gate: %{MATCHED_VAR_NAME}=%{MATCHED_VAR}, severity %{HIGHEST_SEVERITY}'\"\n\
+SecRule TX:level \"@eq 5\" \"id:5,phase:2,pass,nolog\"\n\
+SecRule MATCHED_VARS \"@rx .\" \"id:6,phase:2,deny,status:403,msg:'left over'\"\n\
+SecRule ARGS:q \"@streq a\" \"id:7,phase:2,pass,nolog,skipAfter:END-GATE-2\"\n\
+SecRule TX:level \"@lt 3\" \"id:8,phase:2,pass,nolog,skipAfter:END-GATE-2\"\n\
+SecRule ARGS \"@rx never\" \"id:9,phase:2,deny,status:403\"\n\
+SecMarker END-GATE-2\n\
+SecRule MATCHED_VARS_NAMES \"@rx .\" \"id:10,phase:2,pass,log,msg:'%{MATCHED_VAR}'\"\n";
+
+fn program(options: &Options) -> Arc<Program> {
+    Program::from_str_with("gates.conf", RULES, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Decision and matched rules (id and message) after phase 2.
+fn run(program: &Arc<Program>, uri: &str) -> (u16, Vec<(u32, String)>) {
+    let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
+    tx.process_uri(uri, "GET", "1.1");
+    tx.add_request_header(b"Host", b"example.com");
+    let _ = tx.process_request_headers();
+    let _ = tx.process_request_body();
+    let status = tx.intervention().map_or(200, engine::Intervention::status);
+    let matched = tx
+        .matched_rules()
+        .iter()
+        .map(|m| (m.id, m.msg.clone()))
+        .collect();
+    (status, matched)
+}
+
+#[test]
+fn gates_applied_by_the_rule_loop_leave_what_evaluation_leaves() {
+    let optimised = program(&Options::default());
+    let plain = program(&Options::none());
+    // The gates are folded, and simple enough for the loop to apply.
+    for id in [2, 5, 8] {
+        let rule = optimised
+            .rules
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}"));
+        let folded = rule
+            .static_result
+            .as_ref()
+            .unwrap_or_else(|| panic!("{id}"));
+        assert!(folded.plain, "rule {id}");
+    }
+    for uri in ["/", "/?q=a", "/?q=b"] {
+        let got = run(&optimised, uri);
+        assert_eq!(got, run(&plain, uri), "{uri}");
+        assert_eq!(got.0, 200, "{uri}");
+        assert_eq!(
+            got.1.first(),
+            Some(&(
+                4,
+                "after the gate: MATCHED_VARS:level=1, severity 4".to_string()
+            )),
+            "{uri}"
+        );
+    }
+    // Without ARGS:q=a, gate 8 matches: its entry is the only one rule 10 sees
+    // (rule 7 did not match and cleared the list).
+    assert_eq!(
+        run(&optimised, "/?q=b").1.last(),
+        Some(&(10, "TX:level".to_string()))
+    );
+}
