@@ -21,8 +21,14 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Most sets kept per requirement.
 pub const MAX_SETS: usize = 6;
-/// Largest weight of a kept set (see [`weight`]): about three letters.
-const MAX_WEIGHT: u32 = 30;
+/// Largest weight of a kept set (see [`weight`]): about three letters, or a
+/// shell command separator class (`[\s\x0b&\),<>\|]`, 31).
+const MAX_WEIGHT: u32 = 36;
+/// Most sets and largest weight kept for the parts of a pattern while its
+/// requirement is derived: an alternation may need a set its branches hold at
+/// different ranks, or one heavier than the final cut once unioned.
+const PART_SETS: usize = 12;
+const PART_WEIGHT: u32 = 48;
 
 /// A set of (lower-cased) bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
@@ -156,8 +162,17 @@ pub fn regex_bytes(translated: &str) -> Option<ByteReq> {
 
 /// Selective sets, most selective first, without duplicates or sets implied by a
 /// kept subset, at most [`MAX_SETS`].
-fn rank(mut sets: Vec<ByteSet>) -> Vec<ByteSet> {
-    sets.retain(|s| !s.is_empty() && s.weight() <= MAX_WEIGHT);
+fn rank(sets: Vec<ByteSet>) -> Vec<ByteSet> {
+    rank_within(sets, MAX_WEIGHT, MAX_SETS)
+}
+
+/// [`rank`] for the parts of a pattern (see [`PART_SETS`]).
+fn rank_part(sets: Vec<ByteSet>) -> Vec<ByteSet> {
+    rank_within(sets, PART_WEIGHT, PART_SETS)
+}
+
+fn rank_within(mut sets: Vec<ByteSet>, max_weight: u32, max_sets: usize) -> Vec<ByteSet> {
+    sets.retain(|s| !s.is_empty() && s.weight() <= max_weight);
     sets.sort_by_key(|s| (s.weight(), *s));
     sets.dedup();
     let mut kept: Vec<ByteSet> = Vec::new();
@@ -166,7 +181,7 @@ fn rank(mut sets: Vec<ByteSet>) -> Vec<ByteSet> {
         if !kept.iter().any(|k| k.is_subset(&s)) {
             kept.push(s);
         }
-        if kept.len() == MAX_SETS {
+        if kept.len() == max_sets {
             break;
         }
     }
@@ -201,11 +216,12 @@ fn class_set(class: &Class) -> ByteSet {
     s
 }
 
-/// The (ranked) conjunction of sets every match of `h` satisfies.
+/// The (ranked, see [`rank_part`]) conjunction of sets every match of `h`
+/// satisfies.
 fn required(h: &Hir) -> Vec<ByteSet> {
     match h.kind() {
         HirKind::Empty | HirKind::Look(_) => Vec::new(),
-        HirKind::Literal(l) => rank(
+        HirKind::Literal(l) => rank_part(
             l.0.iter()
                 .map(|&b| {
                     let mut s = ByteSet::default();
@@ -214,24 +230,42 @@ fn required(h: &Hir) -> Vec<ByteSet> {
                 })
                 .collect(),
         ),
-        HirKind::Class(c) => rank(vec![class_set(c)]),
+        HirKind::Class(c) => rank_part(vec![class_set(c)]),
         HirKind::Capture(c) => required(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
         HirKind::Repetition(_) => Vec::new(),
-        HirKind::Concat(parts) => rank(parts.iter().flat_map(required).collect()),
+        HirKind::Concat(parts) => rank_part(parts.iter().flat_map(required).collect()),
         HirKind::Alternation(branches) => {
             let reqs: Vec<Vec<ByteSet>> = branches.iter().map(required).collect();
-            let rank_count = reqs.iter().map(Vec::len).min().unwrap_or(0);
-            rank(
-                (0..rank_count)
-                    .map(|i| {
-                        reqs.iter()
-                            .fold(ByteSet::default(), |acc, r| acc.union(&r[i]))
-                    })
-                    .collect(),
-            )
+            rank_part(alternation_sets(&reqs))
         }
     }
+}
+
+/// Sets every match of an alternation satisfies, from its branches' requirements:
+/// for each rank `i`, the union of the branches' `i`-th sets; and each set of a
+/// branch that contains a set of every branch (CRS's command lists end most
+/// branches with the same separator class, at a different rank in each).
+fn alternation_sets(reqs: &[Vec<ByteSet>]) -> Vec<ByteSet> {
+    let rank_count = reqs.iter().map(Vec::len).min().unwrap_or(0);
+    let mut sets: Vec<ByteSet> = (0..rank_count)
+        .map(|i| {
+            reqs.iter()
+                .fold(ByteSet::default(), |acc, r| acc.union(&r[i]))
+        })
+        .collect();
+    if rank_count == 0 {
+        return sets;
+    }
+    let mut candidates: Vec<ByteSet> = reqs.iter().flatten().copied().collect();
+    candidates.sort();
+    candidates.dedup();
+    for c in candidates {
+        if reqs.iter().all(|r| r.iter().any(|s| s.is_subset(&c))) {
+            sets.push(c);
+        }
+    }
+    sets
 }
 
 #[cfg(test)]
@@ -273,6 +307,20 @@ mod tests {
         assert_eq!(req("(?i-u)j"), Some(vec!["j".into()]));
         // A superset of a kept set is implied by it.
         assert_eq!(req("(?-u)<[<>]"), Some(vec!["<".into()]));
+    }
+
+    #[test]
+    fn an_alternation_requires_a_set_all_its_branches_hold_at_any_rank() {
+        // The separator is the first branch's third set and the second's second:
+        // rank by rank, it is only ever unioned with letters.
+        let r = regex_bytes("(?-u)(?:xq[ &|]|z[ &|])").unwrap_or_else(|| panic!("req"));
+        assert!(r.sets().iter().any(|s| s.bytes().eq(*b" &|")), "{r:?}");
+        assert!(!r.admits(&presence_of(b"xqz")));
+        assert!(r.admits(&presence_of(b"xq&")));
+        assert!(r.admits(&presence_of(b"z q")));
+        // A set only some branches hold is not required.
+        let r = regex_bytes("(?-u)(?:xq[ &|]|zw)");
+        assert!(r.is_none_or(|r| !r.sets().iter().any(|s| s.bytes().eq(*b" &|"))));
     }
 
     #[test]
