@@ -726,15 +726,51 @@ impl Transaction {
         cands: &mut Vec<super::resolve::Candidate>,
         start: usize,
     ) {
+        // An exclusion applies only to values of the variable it names, and a
+        // rule's own and the ctl-removed ones name a few (941010's removal of
+        // REQUEST_FILENAME stands for most requests): a value of another variable
+        // is kept without looking at its key. Values come in runs of one
+        // variable, so the test is made once per run.
+        let mut run: Option<(Var, bool)> = None;
         let mut w = start;
         for r in start..cands.len() {
             let c = cands[r];
-            if !self.excluded(rule, c.var, &self.entry_of(&c, scratch).key) {
+            let named = match run {
+                Some((v, named)) if v == c.var => named,
+                _ => {
+                    let named = self.exclusion_names(rule, c.var);
+                    run = Some((c.var, named));
+                    named
+                }
+            };
+            if !named || !self.excluded(rule, c.var, &self.entry_of(&c, scratch).key) {
                 cands[w] = c;
                 w += 1;
             }
         }
         cands.truncate(w);
+    }
+
+    /// Whether an exclusion that may apply to `rule` (its own, or one a `ctl`
+    /// of this transaction added) names `var`: without one, no value of `var` is
+    /// [`Transaction::excluded`].
+    fn exclusion_names(&self, rule: &Rule, var: Var) -> bool {
+        rule.exclusions.iter().any(|e| e.var == var)
+            || self
+                .state
+                .removed_targets_by_id
+                .iter()
+                .any(|(_, e)| e.var == var)
+            || self
+                .state
+                .removed_targets_by_tag
+                .iter()
+                .any(|(_, e)| e.var == var)
+            || self
+                .state
+                .removed_targets_by_msg
+                .iter()
+                .any(|(_, e)| e.var == var)
     }
 
     pub(super) fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
