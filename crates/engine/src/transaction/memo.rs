@@ -315,6 +315,14 @@ impl TransformMemo {
         }
     }
 
+    /// Which bytes `(slot, chain)`'s result is: equal ids for a chain and its
+    /// parent mean its last transformation left the value as it was (a
+    /// `multiMatch` rule inspects a value again only after a change). Call
+    /// [`TransformMemo::compute`] first.
+    pub fn bytes_id(&self, slot: u32, chain: ChainId) -> u32 {
+        self.link(slot, chain).map_or(BASE, |l| l.bytes)
+    }
+
     /// The result for `(slot, chain)`; call [`TransformMemo::compute`] first.
     pub fn get<'a>(
         &'a self,

@@ -488,6 +488,13 @@ impl Transaction {
                 if cached == Some(false) && !negated && !program.options.verify {
                     continue;
                 }
+                if let (Src::Slot(slot), false, true) = (c.src, c.count, program.options.memo) {
+                    let (matched, any_hit) =
+                        self.multi_match_slot(program, rule, op, c, &scratch, slot);
+                    matched_any |= matched;
+                    self.record_multi_result(program, rule, cached, cache_slot, any_hit);
+                    continue;
+                }
                 let raw = &self.entry_of(c, &scratch).value;
                 let mut any_hit = false;
                 let mut cur = raw.clone();
@@ -513,20 +520,7 @@ impl Transaction {
                         self.on_match(rule, e, hit);
                     }
                 }
-                match (cached, cache_slot) {
-                    (Some(c), _) if program.options.verify => {
-                        assert_eq!(
-                            c, any_hit,
-                            "cached result of rule {} differs",
-                            rule.chain_id
-                        );
-                    }
-                    (None, Some(slot)) => match self.data.cached(slot, &program.caches) {
-                        Some(e) => e.set_result(key, any_hit),
-                        None => self.data.add_cost(slot, 1),
-                    },
-                    _ => {}
-                }
+                self.record_multi_result(program, rule, cached, cache_slot, any_hit);
                 continue;
             }
             let (hit, value) = match c.src {
@@ -716,6 +710,105 @@ impl Transaction {
         }
         self.state.matched_vars.push(entry);
         self.run_setvars(rule);
+    }
+
+    /// A `multiMatch` rule on an arena value, through the memo: the operator runs
+    /// on the value and after each transformation of the chain that changed it (as
+    /// without the memo), each result computed once per transaction and shared
+    /// with the other rules; a result none of the rule's required literals occurs
+    /// in is passed over (the operator cannot match it). Returns whether a result
+    /// matched (with `!` applied: what the rule acts on) and whether the operator
+    /// itself matched one (what the result cache records).
+    fn multi_match_slot(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        op: &dyn operator::Operator,
+        c: &super::resolve::Candidate,
+        scratch: &[super::data::Entry],
+        slot: u32,
+    ) -> (bool, bool) {
+        let negated = rule.operator.negated;
+        let chains = &program.chains;
+        // The chain's prefixes, shortest first (the raw value's chain 0 first).
+        let mut prefixes = [0; 64];
+        let mut n = 0;
+        let mut id = rule.transforms;
+        while let Some((parent, _)) = chains.split_last(id) {
+            if n + 1 == prefixes.len() {
+                break;
+            }
+            prefixes[n] = id;
+            n += 1;
+            id = parent;
+        }
+        prefixes[n] = 0;
+        n += 1;
+        prefixes[..n].reverse();
+        let base = &self.data.entry(slot).value;
+        self.memo.compute(chains, slot, rule.transforms, base);
+        let long = self.data.response_body_slot() == Some(slot);
+        let filter = match (rule.prefilter, &program.prefilter) {
+            (Some(bit), Some(pf)) if !negated && !program.options.verify => Some((bit, pf)),
+            _ => None,
+        };
+        let (mut matched, mut any_hit) = (false, false);
+        let mut previous = None;
+        for &chain in &prefixes[..n] {
+            let bytes = self.memo.bytes_id(slot, chain);
+            if previous == Some(bytes) {
+                continue;
+            }
+            previous = Some(bytes);
+            if let Some((bit, pf)) = filter {
+                let base = &self.data.entry(slot).value;
+                if !pf.admits(self.memo.scan(pf, chains, slot, chain, base, long), bit) {
+                    continue;
+                }
+            }
+            if rule.capture {
+                self.captures.clear();
+            }
+            let base = &self.data.entry(slot).value;
+            let value = self.memo.get(chains, slot, chain, base);
+            let hit = op.evaluate(value, rule.capture.then_some(&mut self.captures));
+            any_hit |= hit;
+            if hit != negated {
+                matched = true;
+                let mut e = self.state.matched_vars.spare();
+                e.1.extend_from_slice(value);
+                self.display_name_into(c, scratch, &mut e.0);
+                self.on_match(rule, e, hit);
+            }
+        }
+        (matched, any_hit)
+    }
+
+    /// Records a `multiMatch` rule's result on a value in the result cache (or
+    /// checks it, with `Options::verify`).
+    fn record_multi_result(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        cached: Option<bool>,
+        cache_slot: Option<u32>,
+        any_hit: bool,
+    ) {
+        let key = rule.index | crate::value_cache::MULTI;
+        match (cached, cache_slot) {
+            (Some(c), _) if program.options.verify => {
+                assert_eq!(
+                    c, any_hit,
+                    "cached result of rule {} differs",
+                    rule.chain_id
+                );
+            }
+            (None, Some(slot)) => match self.data.cached(slot, &program.caches) {
+                Some(e) => e.set_result(key, any_hit),
+                None => self.data.add_cost(slot, 1),
+            },
+            _ => {}
+        }
     }
 
     /// Removes the candidates from `start` on that an exclusion of `rule` covers.
