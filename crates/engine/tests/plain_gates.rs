@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use engine::{Connection, Options, Program, Transaction};
 
+#[path = "support/outcome.rs"]
+mod outcome;
+
 /// 2 is a gate folded at load time (phase 1 set the level): it matches and jumps
 /// over 3; 4 reads the MATCHED_VARS and severity it left; 5 is folded to "never
 /// matches", which clears MATCHED_VARS, so 6 does not match.
@@ -35,13 +38,7 @@ fn run(program: &Arc<Program>, uri: &str) -> (u16, Vec<(u32, String)>) {
     tx.add_request_header(b"Host", b"example.com");
     let _ = tx.process_request_headers();
     let _ = tx.process_request_body();
-    let status = tx.intervention().map_or(200, engine::Intervention::status);
-    let matched = tx
-        .matched_rules()
-        .iter()
-        .map(|m| (m.id, m.msg.clone()))
-        .collect();
-    (status, matched)
+    outcome::decision(&tx)
 }
 
 #[test]

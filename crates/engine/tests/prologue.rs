@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use engine::{Connection, Options, Program, Transaction};
 
+#[path = "support/outcome.rs"]
+mod outcome;
+
 /// A kept rule (request-dependent, `ctl` only) before the set-up rules; a folded
 /// rule that never matches (12) clears MATCHED_VARS after it; 15 reads
 /// MATCHED_VARS and ends the segment; 16 logs TX values the prologue wrote.
@@ -35,12 +38,7 @@ fn run(program: &Arc<Program>, headers: &[(&str, &str)]) -> (u16, Vec<(u32, Stri
         tx.add_request_header(n.as_bytes(), v.as_bytes());
     }
     let _ = tx.process_request_headers();
-    let status = tx.intervention().map_or(200, engine::Intervention::status);
-    let matched = tx
-        .matched_rules()
-        .iter()
-        .map(|m| (m.id, m.msg.clone()))
-        .collect();
+    let (status, matched) = outcome::decision(&tx);
     let state = tx
         .tx_collection()
         .iter()
