@@ -66,6 +66,23 @@ impl ChainTable {
         self.scan_triggers.get(id as usize)?.as_ref()
     }
 
+    /// When every step of the chain only deletes bytes or changes ASCII case
+    /// (see [`Transformation::deleted_bytes`]): the bytes it deletes. `None` for
+    /// the empty chain and for chains with another step.
+    pub fn deleted_bytes(&self, mut id: ChainId) -> Option<ByteMask> {
+        let mut deleted = [0u64; 4];
+        let mut steps = 0;
+        while let Some((parent, t)) = self.split_last(id) {
+            let d = t.deleted_bytes()?;
+            for (a, b) in deleted.iter_mut().zip(d) {
+                *a |= b;
+            }
+            steps += 1;
+            id = parent;
+        }
+        (steps > 0).then_some(deleted)
+    }
+
     /// The parent chain and the last transformation of a non-empty chain.
     pub fn split_last(&self, id: ChainId) -> Option<(ChainId, Transformation)> {
         let (parent, t) = self.nodes.get(id as usize)?;

@@ -80,6 +80,48 @@ impl Matcher {
     }
 }
 
+impl Matcher {
+    /// As [`Matcher::for_each_match`] on `haystack` without the bytes `deleted`
+    /// holds (`deleted[b]`): the scan of the value a chain that only deletes bytes
+    /// would give, without building it.
+    pub fn for_each_match_without(
+        &self,
+        haystack: &[u8],
+        deleted: &[bool; 256],
+        mut f: impl FnMut(usize),
+    ) {
+        match self {
+            Matcher::Dfa(dfa) => {
+                let Ok(mut sid) = dfa.start_state(Anchored::No) else {
+                    return;
+                };
+                if dfa.is_match(sid) {
+                    for i in 0..dfa.match_len(sid) {
+                        f(dfa.match_pattern(sid, i).as_usize());
+                    }
+                }
+                for &b in haystack {
+                    if deleted[usize::from(b)] {
+                        continue;
+                    }
+                    sid = dfa.next_state(Anchored::No, sid, b);
+                    if dfa.is_special(sid) {
+                        report_matches(dfa, sid, &mut f);
+                    }
+                }
+            }
+            Matcher::Other(_) => {
+                let kept: Vec<u8> = haystack
+                    .iter()
+                    .copied()
+                    .filter(|&b| !deleted[usize::from(b)])
+                    .collect();
+                self.for_each_match(&kept, f);
+            }
+        }
+    }
+}
+
 /// Reports the literals of a special state (a match state, or one without matches).
 #[inline(never)]
 fn report_matches(dfa: &DFA, sid: aho_corasick::automaton::StateID, f: &mut impl FnMut(usize)) {

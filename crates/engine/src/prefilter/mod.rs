@@ -240,6 +240,38 @@ impl Prefilter {
         self.add_presence(value, scan);
     }
 
+    /// As [`Prefilter::scan_long_into`] on `value` less every byte of `deleted`
+    /// (a set without letters), up to case: the long-value scan of the result of a
+    /// chain that only deletes bytes and changes case (`removeWhitespace,lowercase`
+    /// on a response body), without building it.
+    pub fn scan_long_without_into(&self, value: &[u8], deleted: &[u64; 4], scan: &mut [u64]) {
+        let mut table = [false; 256];
+        for (b, d) in table.iter_mut().enumerate() {
+            *d = deleted[b >> 6] & (1 << (b & 63)) != 0;
+        }
+        for (s, a) in scan.iter_mut().zip(&self.always) {
+            *s |= a;
+        }
+        let (ac, literal_rules) = match &self.long {
+            Some(long) => (Some(&long.ac), &long.literal_rules),
+            None => (self.ac.as_ref(), &self.literal_rules),
+        };
+        if let Some(ac) = ac {
+            ac.for_each_match_without(value, &table, |p| {
+                for &r in literal_rules.get(p).into_iter().flatten() {
+                    scan[(r / 64) as usize] |= 1 << (r % 64);
+                }
+            });
+        }
+        if let Some(p) = scan.get_mut(self.words()..) {
+            let mut present = [0u64; 4];
+            bytes::presence(value, &mut present);
+            for ((o, x), d) in p.iter_mut().zip(present).zip(deleted) {
+                *o |= x & !d;
+            }
+        }
+    }
+
     /// Whether the rule with `bit` may match a value (or one of the values) with
     /// this scan result: one of its literals occurred and every byte set it
     /// requires has a byte present.
@@ -361,6 +393,44 @@ mod tests {
             assert!(!has(&long, 1));
             // Presence words are the same.
             assert_eq!(plain[pf.words()..], long[pf.words()..]);
+        }
+    }
+
+    #[test]
+    fn a_scan_without_deleted_bytes_is_the_scan_of_the_value_they_leave() {
+        use crate::transform::Transformation;
+        let tests = literal_tests();
+        let chain = [Transformation::RemoveWhitespace, Transformation::Lowercase];
+        let deleted = Transformation::RemoveWhitespace
+            .deleted_bytes()
+            .unwrap_or_else(|| panic!("deletes"));
+        for long in [false, true] {
+            let mut pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
+            if long {
+                pf.add_long(&tests, |bit| bit != 1);
+            }
+            for value in [
+                &b"SQL Error\tIn sel ect UN\nION"[..],
+                b"nothing at all",
+                b"e r r o r\xc2\xa0in",
+                b"",
+                b"  ",
+                b"SELECT",
+            ] {
+                let mut built = value.to_vec();
+                for t in chain {
+                    let mut out = Vec::new();
+                    if t.apply(&built, &mut out) {
+                        built = out;
+                    }
+                }
+                let (mut expected, mut got) = (Vec::new(), Vec::new());
+                expected.resize(pf.scan_words(), 0);
+                got.resize(pf.scan_words(), 0);
+                pf.scan_long_into(&built, &mut expected);
+                pf.scan_long_without_into(value, &deleted, &mut got);
+                assert_eq!(got, expected, "{value:?} long={long}");
+            }
         }
     }
 

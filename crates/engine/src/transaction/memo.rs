@@ -162,6 +162,10 @@ pub struct TransformMemo {
     /// Per slot: the bytes of the raw value, once a chain was asked for it (a
     /// chain whose trigger bytes it lacks leaves it unchanged).
     presence: Vec<Option<ByteMask>>,
+    /// Long-value scans of chains that only delete bytes (see
+    /// [`crate::chains::ChainTable::deleted_bytes`]), by (slot, deleted bytes):
+    /// offsets in `bits`, made without building the chain's result.
+    deleting_scans: Vec<(u32, ByteMask, u32)>,
 }
 
 impl TransformMemo {
@@ -194,6 +198,7 @@ impl TransformMemo {
         self.by_bytes.clear();
         self.bits.clear();
         self.presence.clear();
+        self.deleting_scans.clear();
     }
 
     /// Bytes held by the result buffers (for the pool's size bound).
@@ -386,6 +391,13 @@ impl TransformMemo {
             None if self.scan_unchanged(chains, slot, chain, base) => {
                 return self.scan_offset(prefilter, chains, slot, 0, base, long);
             }
+            // A long response body under a chain that only deletes bytes (and
+            // changes case): scanned without building the chain's result, which
+            // is built only if a rule is then evaluated on it.
+            None if long && base.len() > PRESENCE_MAX && chains.deleted_bytes(chain).is_some() => {
+                let deleted = chains.deleted_bytes(chain).unwrap_or_default();
+                return self.deleting_scan(prefilter, slot, &deleted, base);
+            }
             None => {
                 self.compute(chains, slot, chain, base);
                 self.link(slot, chain).unwrap_or(Link {
@@ -451,6 +463,33 @@ impl TransformMemo {
             self.record_scan(slot, chain, offset as u32);
         }
         offset
+    }
+}
+
+impl TransformMemo {
+    /// The long-value scan of `slot`'s raw value `base` less the bytes of
+    /// `deleted`, made once per (slot, deleted bytes).
+    fn deleting_scan(
+        &mut self,
+        prefilter: &crate::prefilter::Prefilter,
+        slot: u32,
+        deleted: &ByteMask,
+        base: &[u8],
+    ) -> usize {
+        if let Some(&(_, _, o)) = self
+            .deleting_scans
+            .iter()
+            .find(|(s, d, _)| *s == slot && d == deleted)
+        {
+            return o as usize;
+        }
+        let o = self.bits.len();
+        self.bits.resize(o + prefilter.scan_words(), 0);
+        prefilter.scan_long_without_into(base, deleted, &mut self.bits[o..]);
+        if let Ok(offset) = u32::try_from(o) {
+            self.deleting_scans.push((slot, *deleted, offset));
+        }
+        o
     }
 }
 

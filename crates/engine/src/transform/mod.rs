@@ -265,6 +265,19 @@ impl Transformation {
             .map(|&(_, t)| t)
     }
 
+    /// When the transformation only deletes bytes (every occurrence of each) or
+    /// changes ASCII case: the bytes it deletes (none for a change of case). A
+    /// chain of such steps gives the value less those bytes, up to case, which
+    /// the prefilter can scan without building it.
+    pub fn deleted_bytes(self) -> Option<triggers::ByteMask> {
+        match self {
+            Self::Lowercase | Self::Uppercase => Some([0; 4]),
+            Self::RemoveNulls => Some(triggers::presence(&[0])),
+            Self::RemoveWhitespace => Some(remove_whitespace::removed()),
+            _ => None,
+        }
+    }
+
     /// The canonical spelling of the transformation's name, as in the reference
     /// manual (`normalisePath`, not `normalizePath`).
     pub fn name(self) -> &'static str {

@@ -22,6 +22,17 @@ static KEPT: [u8; 256] = {
     t
 };
 
+/// The bytes it removes.
+pub(crate) fn removed() -> super::triggers::ByteMask {
+    let mut m = [0u64; 4];
+    for (b, &kept) in KEPT.iter().enumerate() {
+        if kept == 0 {
+            m[b >> 6] |= 1 << (b & 63);
+        }
+    }
+    m
+}
+
 /// Removes whitespace; `false` when there is none.
 pub(crate) fn apply(input: &[u8], out: &mut Vec<u8>) -> bool {
     out.clear();
