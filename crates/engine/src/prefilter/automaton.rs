@@ -52,35 +52,13 @@ impl Matcher {
 
     /// Calls `f` with the index of every literal occurring in `haystack`, once per
     /// occurrence.
-    pub fn for_each_match(&self, haystack: &[u8], mut f: impl FnMut(usize)) {
+    pub fn for_each_match(&self, haystack: &[u8], f: impl FnMut(usize)) {
         match self {
-            Matcher::Dfa(dfa) => {
-                let Ok(mut sid) = dfa.start_state(Anchored::No) else {
-                    return;
-                };
-                // An empty literal matches before the first byte.
-                if dfa.is_match(sid) {
-                    for i in 0..dfa.match_len(sid) {
-                        f(dfa.match_pattern(sid, i).as_usize());
-                    }
-                }
-                for &b in haystack {
-                    sid = dfa.next_state(Anchored::No, sid, b);
-                    if dfa.is_special(sid) {
-                        report_matches(dfa, sid, &mut f);
-                    }
-                }
-            }
-            Matcher::Other(ac) => {
-                for m in ac.find_overlapping_iter(haystack) {
-                    f(m.pattern().as_usize());
-                }
-            }
+            Matcher::Dfa(dfa) => run_dfa(dfa, haystack.iter().copied(), f),
+            Matcher::Other(ac) => overlapping(ac, haystack, f),
         }
     }
-}
 
-impl Matcher {
     /// As [`Matcher::for_each_match`] on `haystack` without the bytes `deleted`
     /// holds (`deleted[b]`): the scan of the value a chain that only deletes bytes
     /// would give, without building it.
@@ -88,37 +66,43 @@ impl Matcher {
         &self,
         haystack: &[u8],
         deleted: &[bool; 256],
-        mut f: impl FnMut(usize),
+        f: impl FnMut(usize),
     ) {
+        let kept = haystack
+            .iter()
+            .copied()
+            .filter(|&b| !deleted[usize::from(b)]);
         match self {
-            Matcher::Dfa(dfa) => {
-                let Ok(mut sid) = dfa.start_state(Anchored::No) else {
-                    return;
-                };
-                if dfa.is_match(sid) {
-                    for i in 0..dfa.match_len(sid) {
-                        f(dfa.match_pattern(sid, i).as_usize());
-                    }
-                }
-                for &b in haystack {
-                    if deleted[usize::from(b)] {
-                        continue;
-                    }
-                    sid = dfa.next_state(Anchored::No, sid, b);
-                    if dfa.is_special(sid) {
-                        report_matches(dfa, sid, &mut f);
-                    }
-                }
-            }
-            Matcher::Other(_) => {
-                let kept: Vec<u8> = haystack
-                    .iter()
-                    .copied()
-                    .filter(|&b| !deleted[usize::from(b)])
-                    .collect();
-                self.for_each_match(&kept, f);
-            }
+            Matcher::Dfa(dfa) => run_dfa(dfa, kept, f),
+            Matcher::Other(ac) => overlapping(ac, &kept.collect::<Vec<u8>>(), f),
         }
+    }
+}
+
+/// Runs the DFA over `bytes`, reporting every literal ending at each of them.
+#[inline]
+fn run_dfa(dfa: &DFA, bytes: impl Iterator<Item = u8>, mut f: impl FnMut(usize)) {
+    let Ok(mut sid) = dfa.start_state(Anchored::No) else {
+        return;
+    };
+    // An empty literal matches before the first byte.
+    if dfa.is_match(sid) {
+        for i in 0..dfa.match_len(sid) {
+            f(dfa.match_pattern(sid, i).as_usize());
+        }
+    }
+    for b in bytes {
+        sid = dfa.next_state(Anchored::No, sid, b);
+        if dfa.is_special(sid) {
+            report_matches(dfa, sid, &mut f);
+        }
+    }
+}
+
+/// The crate's overlapping search (the automaton is not a DFA).
+fn overlapping(ac: &AhoCorasick, haystack: &[u8], mut f: impl FnMut(usize)) {
+    for m in ac.find_overlapping_iter(haystack) {
+        f(m.pattern().as_usize());
     }
 }
 

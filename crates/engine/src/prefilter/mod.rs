@@ -186,14 +186,14 @@ impl Prefilter {
 
     /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
-        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, scan);
+        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, None, scan);
         self.add_presence(value, scan);
     }
 
     /// As [`Prefilter::scan_into`], with `value`'s presence set already known
     /// (its bytes lower-cased, as [`bytes::presence`] gives them).
     pub fn scan_into_with_presence(&self, value: &[u8], presence: &[u64; 4], scan: &mut [u64]) {
-        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, scan);
+        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, None, scan);
         if let Some(p) = scan.get_mut(self.words()..) {
             for (o, x) in p.iter_mut().zip(presence) {
                 *o |= x;
@@ -209,23 +209,30 @@ impl Prefilter {
     }
 
     /// The always-admitted bits and the bits of the literals `ac` finds in `value`
-    /// (mapped through `literal_rules`).
+    /// (without the bytes `deleted` marks, if given; mapped through
+    /// `literal_rules`).
     fn scan_with(
         &self,
         ac: Option<&Matcher>,
         literal_rules: &[Vec<u32>],
         value: &[u8],
+        deleted: Option<&[bool; 256]>,
         scan: &mut [u64],
     ) {
         for (s, a) in scan.iter_mut().zip(&self.always) {
             *s |= a;
         }
-        if let Some(ac) = ac {
-            ac.for_each_match(value, |p| {
-                for &r in literal_rules.get(p).into_iter().flatten() {
-                    scan[(r / 64) as usize] |= 1 << (r % 64);
-                }
-            });
+        let Some(ac) = ac else {
+            return;
+        };
+        let report = |p: usize| {
+            for &r in literal_rules.get(p).into_iter().flatten() {
+                scan[(r / 64) as usize] |= 1 << (r % 64);
+            }
+        };
+        match deleted {
+            Some(d) => ac.for_each_match_without(value, d, report),
+            None => ac.for_each_match(value, report),
         }
     }
 
@@ -233,11 +240,18 @@ impl Prefilter {
     /// there is none): only the bits of the rules given to [`Prefilter::add_long`]
     /// (and of the rules without literals) are set.
     pub fn scan_long_into(&self, value: &[u8], scan: &mut [u64]) {
-        let Some(long) = &self.long else {
-            return self.scan_into(value, scan);
-        };
-        self.scan_with(Some(&long.ac), &long.literal_rules, value, scan);
+        let (ac, literal_rules) = self.long_automaton();
+        self.scan_with(ac, literal_rules, value, None, scan);
         self.add_presence(value, scan);
+    }
+
+    /// The long-value automaton and its literals' rules (the plain ones when there
+    /// is none).
+    fn long_automaton(&self) -> (Option<&Matcher>, &[Vec<u32>]) {
+        match &self.long {
+            Some(long) => (Some(&long.ac), &long.literal_rules),
+            None => (self.ac.as_ref(), &self.literal_rules),
+        }
     }
 
     /// As [`Prefilter::scan_long_into`] on `value` less every byte of `deleted`
@@ -249,20 +263,8 @@ impl Prefilter {
         for (b, d) in table.iter_mut().enumerate() {
             *d = deleted[b >> 6] & (1 << (b & 63)) != 0;
         }
-        for (s, a) in scan.iter_mut().zip(&self.always) {
-            *s |= a;
-        }
-        let (ac, literal_rules) = match &self.long {
-            Some(long) => (Some(&long.ac), &long.literal_rules),
-            None => (self.ac.as_ref(), &self.literal_rules),
-        };
-        if let Some(ac) = ac {
-            ac.for_each_match_without(value, &table, |p| {
-                for &r in literal_rules.get(p).into_iter().flatten() {
-                    scan[(r / 64) as usize] |= 1 << (r % 64);
-                }
-            });
-        }
+        let (ac, literal_rules) = self.long_automaton();
+        self.scan_with(ac, literal_rules, value, Some(&table), scan);
         if let Some(p) = scan.get_mut(self.words()..) {
             let mut present = [0u64; 4];
             bytes::presence(value, &mut present);

@@ -488,9 +488,13 @@ impl Transaction {
                 if cached == Some(false) && !negated && !program.options.verify {
                     continue;
                 }
-                if let (Src::Slot(slot), false, true) = (c.src, c.count, program.options.memo) {
-                    let (matched, any_hit) =
-                        self.multi_match_slot(program, rule, op, c, &scratch, slot);
+                let walked = match (c.src, c.count, program.options.memo) {
+                    (Src::Slot(slot), false, true) => {
+                        self.multi_match_slot(program, rule, op, c, &scratch, slot)
+                    }
+                    _ => None,
+                };
+                if let Some((matched, any_hit)) = walked {
                     matched_any |= matched;
                     self.record_multi_result(program, rule, cached, cache_slot, any_hit);
                     continue;
@@ -718,7 +722,8 @@ impl Transaction {
     /// with the other rules; a result none of the rule's required literals occurs
     /// in is passed over (the operator cannot match it). Returns whether a result
     /// matched (with `!` applied: what the rule acts on) and whether the operator
-    /// itself matched one (what the result cache records).
+    /// itself matched one (what the result cache records); `None`, before any
+    /// evaluation, for a chain of 64 steps or more.
     fn multi_match_slot(
         &mut self,
         program: &crate::Program,
@@ -727,7 +732,7 @@ impl Transaction {
         c: &super::resolve::Candidate,
         scratch: &[super::data::Entry],
         slot: u32,
-    ) -> (bool, bool) {
+    ) -> Option<(bool, bool)> {
         let negated = rule.operator.negated;
         let chains = &program.chains;
         // The chain's prefixes, shortest first (the raw value's chain 0 first).
@@ -736,7 +741,8 @@ impl Transaction {
         let mut id = rule.transforms;
         while let Some((parent, _)) = chains.split_last(id) {
             if n + 1 == prefixes.len() {
-                break;
+                // A longer chain (no real rule set has one) takes the plain path.
+                return None;
             }
             prefixes[n] = id;
             n += 1;
@@ -781,7 +787,7 @@ impl Transaction {
                 self.on_match(rule, e, hit);
             }
         }
-        (matched, any_hit)
+        Some((matched, any_hit))
     }
 
     /// Records a `multiMatch` rule's result on a value in the result cache (or
