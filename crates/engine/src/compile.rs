@@ -382,7 +382,8 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
     }
     assign_target_sets(&mut program.rules);
-    program.group_masks = crate::value_cache::GroupMask::of_groups(&program.rules);
+    let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
+    program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words);
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
     }

@@ -16,6 +16,7 @@ pub mod audit;
 pub mod audit_json;
 pub mod body;
 pub mod chains;
+pub mod classes;
 pub mod collection;
 mod compile;
 pub mod config;

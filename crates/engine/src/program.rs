@@ -157,9 +157,8 @@ pub struct Program {
     pub caches: Arc<crate::value_cache::ResultCache>,
     /// Rule ordering and early exit at run time (see [`crate::ordering`]).
     pub ordering: crate::ordering::Runtime,
-    /// By prefilter group: its rules as masks over rule indexes, when every one
-    /// is pure (see [`crate::value_cache::GroupMask`]).
-    pub group_masks: Vec<Option<crate::value_cache::GroupMask>>,
+    /// How the prefilter groups' unions are built (see [`crate::classes`]).
+    pub classes: crate::classes::ClassPlan,
     /// The leading phase-1 rules run once at load time (see [`crate::prologue`]).
     pub prologue: Option<crate::prologue::Prologue>,
 }
@@ -191,7 +190,7 @@ impl Program {
             relevant_status: None,
             caches,
             ordering: crate::ordering::Runtime::default(),
-            group_masks: Vec::new(),
+            classes: crate::classes::ClassPlan::default(),
             prologue: None,
         }
     }

@@ -3,23 +3,21 @@
 //! repeat (cookies, arguments, user agents, ...).
 //!
 //! **One entry per value, all rules' results in it.** A [`ValueEntry`] holds, for
-//! one exact byte string, two bits per rule (result known, matched) and the
-//! prefilter's scans of the value under each transformation chain. A transaction
+//! one exact byte string, two bits per rule (result known, matched). A transaction
 //! looks a value up once (one hash of its bytes, one probe) and then answers every
 //! rule from bit tests, with no lock, hash or comparison per rule. Results are
 //! learned as they are computed (an atomic OR; every writer writes the same bits,
-//! since they are pure functions of the bytes).
+//! since they are pure functions of the bytes), including "no match" for every
+//! rule the value's prefilter scan rules out.
 //!
-//! What is cached:
-//! - prefilter scans: `(transformation chain, raw value)` -> the prefilter's scan
-//!   of the transformed value (for `multiMatch` groups, key `chain | MULTI`, of
-//!   every intermediate value), so a repeated value is neither transformed nor
-//!   scanned again;
-//! - operator results: `(rule, raw value)` -> whether the rule's operator matches
-//!   the value after the rule's transformations, for rules whose operator is a pure
-//!   function of its input (see `Rule::pure`); for rules with `capture` only "no
-//!   match" is cached, since a match must fill TX:0-9, and for `multiMatch` rules
-//!   (key `rule | MULTI`) only "no intermediate value matched".
+//! What is cached: operator results, `(rule, raw value)` -> whether the rule's
+//! operator matches the value after the rule's transformations, for rules whose
+//! operator is a pure function of its input (see `Rule::pure`); a match of a
+//! `capture` rule with its groups (see [`ValueEntry::set_match_with_captures`]);
+//! for `multiMatch` rules (key `rule | MULTI`) only "no intermediate value
+//! matched". A value's entry also stands in for its scans in the prefilter's group
+//! unions: the rules it may still match (see [`ValueEntry::maybe_into`] and
+//! [`crate::classes`]).
 //!
 //! **Admission by weight, table rebuilt per window.** Which values have an entry is
 //! decided by a table that is immutable between rebuilds and read without locks
@@ -36,8 +34,7 @@
 //! Cached results equal computed ones (pure functions of the bytes, compared by
 //! full bytes); `Options::verify` recomputes every hit and panics on a difference.
 //! Memory is bounded: at most [`CAPACITY`] entries of at most [`MAX_VALUE_LEN`]
-//! bytes with at most [`SCANS_MAX`] scans each, and at most [`CANDIDATES_MAX`]
-//! candidates per window.
+//! bytes, and at most [`CANDIDATES_MAX`] candidates per window.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -52,11 +49,6 @@ pub const MAX_VALUE_LEN: usize = 256;
 pub const CAPACITY: usize = 8192;
 /// Most candidate values remembered per window.
 pub const CANDIDATES_MAX: usize = 16384;
-/// Most scan ids (transformation chains) kept per entry.
-pub const SCANS_MAX: usize = 64;
-/// Most distinct scans kept per entry (chains that leave a value unchanged share
-/// one).
-pub const DISTINCT_SCANS_MAX: usize = 16;
 /// Capture groups kept per value (for `capture` rules that match it).
 pub const CAPTURES_MAX: usize = 8;
 
@@ -71,78 +63,8 @@ const FIRST_WINDOW: u64 = 16;
 /// Newly repeated values that end a window early while the table has room.
 const EARLY_REPEATED: usize = 8;
 
-/// Marks a scan id as the union over every prefix of the chain, or a result id as
-/// a `multiMatch` rule's.
+/// Marks a result id as a `multiMatch` rule's.
 pub const MULTI: u32 = 1 << 31;
-/// Marks a scan id as a scan by the prefilter's long-value automaton (the response
-/// body's), kept apart from the plain scans of the same bytes.
-pub const LONG: u32 = 1 << 30;
-
-/// The rules of one prefilter group (same targets and chain) as bit masks over
-/// rule indexes: a value for which every one of them is known not to match is left
-/// out of the group's union (sound: the union only decides whether those rules
-/// may match).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GroupMask {
-    /// (word index, mask), by word.
-    words: Vec<(u32, u64)>,
-    /// The group's rules are `multiMatch` (results kept in the third array).
-    multi: bool,
-    /// (result id, prefilter bit) of each rule.
-    members: Vec<(u32, u32)>,
-    /// The group's number.
-    id: u32,
-}
-
-impl GroupMask {
-    /// Masks of every prefilter group of `rules`; `None` for a group with a rule
-    /// whose results are never cached (not pure).
-    pub fn of_groups(rules: &[crate::rule::Rule]) -> Vec<Option<GroupMask>> {
-        let mut out: Vec<Option<GroupMask>> = Vec::new();
-        let mut pure: Vec<bool> = Vec::new();
-        for rule in rules {
-            let Some(g) = rule.prefilter_group else {
-                continue;
-            };
-            let g = g as usize;
-            if out.len() <= g {
-                out.resize(g + 1, None);
-                pure.resize(g + 1, true);
-            }
-            pure[g] &= rule.pure;
-            let m = out[g].get_or_insert_with(|| GroupMask {
-                id: g as u32,
-                ..GroupMask::default()
-            });
-            m.multi = rule.multi_match;
-            if let Some(bit) = rule.prefilter {
-                let id = rule.index | if rule.multi_match { MULTI } else { 0 };
-                m.members.push((id, bit));
-            }
-            let (w, bit) = (rule.index / 64, 1u64 << (rule.index % 64));
-            match m.words.iter_mut().find(|(x, _)| *x == w) {
-                Some((_, mask)) => *mask |= bit,
-                None => m.words.push((w, bit)),
-            }
-        }
-        for (m, p) in out.iter_mut().zip(pure) {
-            if !p {
-                *m = None;
-            }
-        }
-        out
-    }
-
-    /// Learns from a value's prefilter scan (for the group's chain) that the rules
-    /// it does not admit cannot match the value.
-    pub fn learn(&self, entry: &ValueEntry, pf: &crate::prefilter::Prefilter, scan: &[u64]) {
-        for &(id, bit) in &self.members {
-            if !pf.admits(scan, bit) {
-                entry.set_result(id, false);
-            }
-        }
-    }
-}
 
 /// Everything cached for one value.
 #[derive(Debug)]
@@ -150,11 +72,9 @@ pub struct ValueEntry {
     value: Box<[u8]>,
     /// Words per bit array.
     words: usize,
-    /// Four bit arrays: by rule index, result known, matched, `multiMatch` rule
-    /// known not to match; by prefilter group, known clear (see
-    /// [`ValueEntry::known_clear`]). The group count never exceeds the rule count.
+    /// Three bit arrays by rule index: result known, matched, `multiMatch` rule
+    /// known not to match.
     bits: Box<[AtomicU64]>,
-    scans: Scans,
     /// Groups captured by matching `capture` rules, allocated on first use; each
     /// slot is written once, so reads take no lock.
     captures: OnceLock<Box<[OnceLock<Captured>]>>,
@@ -170,8 +90,7 @@ impl ValueEntry {
         ValueEntry {
             value,
             words,
-            bits: (0..4 * words).map(|_| AtomicU64::new(0)).collect(),
-            scans: Scans::new(),
+            bits: (0..3 * words).map(|_| AtomicU64::new(0)).collect(),
             captures: OnceLock::new(),
             hits: AtomicU32::new(0),
             cost,
@@ -201,33 +120,18 @@ impl ValueEntry {
         Some(matched.load(Ordering::Relaxed) & m != 0)
     }
 
-    /// Whether every rule of a group is known not to match this value (then the
-    /// value can add nothing to the group's prefilter union).
-    pub fn known_clear(&self, group: &GroupMask) -> bool {
-        // Once clear, a group stays clear (results are only ever added): one bit.
-        let (w, m) = (group.id as usize / 64, 1u64 << (group.id % 64));
-        let Some(flag) = self.bits.get(3 * self.words + w).filter(|_| w < self.words) else {
-            return false;
-        };
-        if flag.load(Ordering::Relaxed) & m != 0 {
-            return true;
+    /// ORs into `out` (words by rule index) the rules this value may still match:
+    /// those whose result is unknown or a match, and the `multiMatch` rules
+    /// (`multi`) not known to leave every intermediate value unmatched. A rule
+    /// outside the set is known not to match the value.
+    pub fn maybe_into(&self, out: &mut [u64], multi: &[u64]) {
+        let w = self.words;
+        for (i, (o, &m)) in out.iter_mut().zip(multi).enumerate().take(w) {
+            let known = self.bits[i].load(Ordering::Acquire);
+            let matched = self.bits[w + i].load(Ordering::Relaxed);
+            let clear = self.bits[2 * w + i].load(Ordering::Relaxed);
+            *o |= ((!known | matched) & !m) | (!clear & m);
         }
-        let clear = group.words.iter().all(|&(w, mask)| {
-            let w = w as usize;
-            if w >= self.words {
-                return false;
-            }
-            if group.multi {
-                self.bits[2 * self.words + w].load(Ordering::Relaxed) & mask == mask
-            } else {
-                self.bits[w].load(Ordering::Acquire) & mask == mask
-                    && self.bits[self.words + w].load(Ordering::Relaxed) & mask == 0
-            }
-        });
-        if clear {
-            flag.fetch_or(m, Ordering::Relaxed);
-        }
-        clear
     }
 
     /// Records the result of rule `id` (for `MULTI` ids, only "no match" is kept).
@@ -302,110 +206,9 @@ impl ValueEntry {
         }
     }
 
-    /// Applies `f` to the cached scan with `id`.
-    pub fn scan_with<R>(&self, id: u32, f: impl FnOnce(&[u64]) -> R) -> Option<R> {
-        self.scans.get(id).map(f)
-    }
-
-    /// Records the scan with `id` (ignored past [`SCANS_MAX`] ids or
-    /// [`DISTINCT_SCANS_MAX`] distinct scans).
-    pub fn set_scan(&self, id: u32, scan: &[u64]) {
-        self.scans.set(id, scan);
-    }
-
     /// The value.
     pub fn value(&self) -> &[u8] {
         &self.value
-    }
-}
-
-/// An entry's prefilter scans, read without locks or atomic read-modify-writes:
-/// an open-addressing table of [`SCANS_MAX`] slots mapping a scan id to one of at
-/// most [`DISTINCT_SCANS_MAX`] distinct scans (chains that leave a value unchanged
-/// share one). Slots and scans are written once each, under `write`, and
-/// published with release stores; a reader that sees a slot sees its scan.
-#[derive(Debug)]
-struct Scans {
-    /// `0` (empty) or `1 << 63 | id << 16 | index of the scan`.
-    slots: Box<[AtomicU64]>,
-    distinct: Box<[OnceLock<Box<[u64]>>]>,
-    /// Serialises writers.
-    write: Mutex<()>,
-}
-
-const SLOT_USED: u64 = 1 << 63;
-
-impl Scans {
-    fn new() -> Scans {
-        Scans {
-            slots: (0..SCANS_MAX).map(|_| AtomicU64::new(0)).collect(),
-            distinct: (0..DISTINCT_SCANS_MAX).map(|_| OnceLock::new()).collect(),
-            write: Mutex::new(()),
-        }
-    }
-
-    fn home(id: u32) -> usize {
-        (id.wrapping_mul(0x9e37_79b9) >> 26) as usize % SCANS_MAX
-    }
-
-    fn get(&self, id: u32) -> Option<&[u64]> {
-        let mut i = Self::home(id);
-        for _ in 0..SCANS_MAX {
-            let v = self.slots[i].load(Ordering::Acquire);
-            if v == 0 {
-                return None;
-            }
-            if (v >> 16) as u32 == id {
-                return self
-                    .distinct
-                    .get((v & 0xffff) as usize)?
-                    .get()
-                    .map(|s| &**s);
-            }
-            i = (i + 1) % SCANS_MAX;
-        }
-        None
-    }
-
-    fn set(&self, id: u32, scan: &[u64]) {
-        let Ok(_guard) = self.write.lock() else {
-            return;
-        };
-        // Keep one slot empty so that every probe ends.
-        let used = self
-            .slots
-            .iter()
-            .filter(|s| s.load(Ordering::Relaxed) != 0)
-            .count();
-        if used + 1 >= SCANS_MAX || self.get(id).is_some() {
-            return;
-        }
-        let mut at = None;
-        for (k, d) in self.distinct.iter().enumerate() {
-            match d.get() {
-                Some(existing) if **existing == *scan => {
-                    at = Some(k);
-                    break;
-                }
-                Some(_) => {}
-                None => {
-                    let _ = d.set(scan.into());
-                    at = Some(k);
-                    break;
-                }
-            }
-        }
-        let Some(at) = at else {
-            return;
-        };
-        let mut i = Self::home(id);
-        while self.slots[i].load(Ordering::Relaxed) != 0 {
-            i = (i + 1) % SCANS_MAX;
-        }
-        self.slots[i].store(
-            SLOT_USED | u64::from(id) << 16 | at as u64,
-            Ordering::Release,
-        );
     }
 }
 
@@ -625,45 +428,31 @@ mod tests {
     }
 
     #[test]
-    fn a_group_is_known_clear_once_every_rule_is_known_not_to_match() {
-        let pf = crate::prefilter::Prefilter::build(&[
-            (0, vec![b"select".to_vec()]),
-            (1, vec![b"union".to_vec()]),
-        ])
-        .unwrap_or_else(|| panic!("literals"));
-        // Rules 3 and 70 (two words) with prefilter bits 0 and 1.
-        let group = GroupMask {
-            words: vec![(0, 1 << 3), (1, 1 << 6)],
-            multi: false,
-            members: vec![(3, 0), (70, 1)],
-            id: 5,
-        };
+    fn the_maybe_set_holds_the_rules_not_known_to_leave_the_value_unmatched() {
+        // Rules 3, 70 and 71 (two words); 71 is a multiMatch rule.
+        let mut multi = vec![0u64; 2];
+        multi[1] |= 1 << 7;
         let e = ValueEntry::new(b"a union b"[..].into(), 100, 1);
-        assert!(!e.known_clear(&group));
-        let mut scan = Vec::new();
-        pf.scan(e.value(), &mut scan);
-        // The scan rules out rule 3 only: rule 70 must still be evaluated.
-        group.learn(&e, &pf, &scan);
-        assert_eq!((e.result(3), e.result(70)), (Some(false), None));
-        assert!(!e.known_clear(&group));
-        // Evaluated: a match keeps the group open, a miss clears it.
-        e.set_result(70, false);
-        assert!(e.known_clear(&group));
-        let m = ValueEntry::new(b"x"[..].into(), 100, 1);
-        m.set_result(3, false);
-        m.set_result(70, true);
-        assert!(!m.known_clear(&group));
-        // multiMatch groups use their own results.
-        let multi = GroupMask {
-            multi: true,
-            members: vec![(3 | MULTI, 0), (70 | MULTI, 1)],
-            id: 6,
-            ..group.clone()
+        let maybe = |e: &ValueEntry| {
+            let mut out = vec![0u64; 2];
+            e.maybe_into(&mut out, &multi);
+            [3usize, 70, 71].map(|i| out[i / 64] & (1 << (i % 64)) != 0)
         };
-        assert!(!e.known_clear(&multi));
-        multi.learn(&e, &pf, &scan);
-        e.set_result(70 | MULTI, false);
-        assert!(e.known_clear(&multi));
+        // Nothing known: every rule may match.
+        assert_eq!(maybe(&e), [true, true, true]);
+        e.set_result(3, false);
+        e.set_result(70, true);
+        // A known miss leaves the set, a known match stays in it.
+        assert_eq!(maybe(&e), [false, true, true]);
+        // multiMatch rules leave it by their own "no match" only.
+        e.set_result(71, false);
+        assert_eq!(maybe(&e), [false, true, true]);
+        e.set_result(71 | MULTI, false);
+        assert_eq!(maybe(&e), [false, true, false]);
+        // ORed into what is there.
+        let mut out = vec![u64::MAX; 2];
+        e.maybe_into(&mut out, &multi);
+        assert_eq!(out, vec![u64::MAX; 2]);
     }
 
     #[test]
@@ -694,7 +483,7 @@ mod tests {
     }
 
     #[test]
-    fn entries_keep_results_and_scans_by_exact_bytes() {
+    fn entries_keep_results_by_exact_bytes() {
         let e = ValueEntry::new(b"abc"[..].into(), 100, 1);
         assert_eq!(e.result(3), None);
         e.set_result(3, true);
@@ -712,52 +501,6 @@ mod tests {
         // Out of range ids are never answered.
         e.set_result(1000, true);
         assert_eq!(e.result(1000), None);
-        e.set_scan(2, &[1, 2]);
-        assert_eq!(e.scan_with(2, <[u64]>::to_vec), Some(vec![1, 2]));
-        assert_eq!(e.scan_with(3, <[u64]>::to_vec), None);
-    }
-
-    #[test]
-    fn scans_are_found_by_id_up_to_the_bounds_and_share_distinct_copies() {
-        let e = ValueEntry::new(b"v"[..].into(), 10, 1);
-        // Ids with and without MULTI, colliding homes included.
-        let ids: Vec<u32> = (0..200u32)
-            .map(|i| if i % 2 == 0 { i } else { i | MULTI })
-            .collect();
-        for &id in &ids {
-            e.set_scan(id, &[u64::from(id % 3)]);
-        }
-        let stored: Vec<u32> = ids
-            .iter()
-            .copied()
-            .filter(|&id| e.scan_with(id, |_| ()).is_some())
-            .collect();
-        assert_eq!(stored.len(), SCANS_MAX - 1);
-        for &id in &stored {
-            assert_eq!(
-                e.scan_with(id, <[u64]>::to_vec),
-                Some(vec![u64::from(id % 3)])
-            );
-        }
-        // Three distinct scans only, however many ids.
-        assert_eq!(
-            e.scans
-                .distinct
-                .iter()
-                .filter(|d| d.get().is_some())
-                .count(),
-            3
-        );
-        // More distinct scans than the bound: the extra ones are not kept.
-        let f = ValueEntry::new(b"w"[..].into(), 10, 1);
-        for id in 0..(DISTINCT_SCANS_MAX as u32 + 5) {
-            f.set_scan(id, &[u64::from(id)]);
-        }
-        assert_eq!(
-            f.scan_with(DISTINCT_SCANS_MAX as u32 + 2, <[u64]>::to_vec),
-            None
-        );
-        assert_eq!(f.scan_with(1, <[u64]>::to_vec), Some(vec![1]));
     }
 
     #[test]

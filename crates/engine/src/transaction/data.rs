@@ -41,6 +41,9 @@ pub struct Data {
     /// Bumped on every change: results derived from the values (the prefilter's
     /// per-group unions) are valid while it stays the same.
     generation: u64,
+    /// Per variable: the generation of its list's last change (results derived
+    /// from one list, the class unions, stay valid while it is the same).
+    versions: Vec<u64>,
 }
 
 impl Default for Data {
@@ -51,6 +54,7 @@ impl Default for Data {
             used: 0,
             lists: vec![Vec::new(); Var::ALL.len()],
             generation: 0,
+            versions: vec![0; Var::ALL.len()],
         }
     }
 }
@@ -63,6 +67,10 @@ impl Data {
         self.cached.clear();
         for l in &mut self.lists {
             l.clear();
+        }
+        let g = self.generation;
+        for v in &mut self.versions {
+            *v = g;
         }
     }
 
@@ -86,6 +94,7 @@ impl Data {
         self.cached.resize_with(self.used + 1, || Cached::NotLooked);
         self.used += 1;
         self.lists[var as usize].push(slot);
+        self.versions[var as usize] = self.generation;
         slot
     }
 
@@ -105,6 +114,13 @@ impl Data {
     pub fn unset(&mut self, var: Var) {
         self.generation += 1;
         self.lists[var as usize].clear();
+        self.versions[var as usize] = self.generation;
+    }
+
+    /// The generation of `var`'s list's last change (see the field).
+    #[inline]
+    pub fn version(&self, var: Var) -> u64 {
+        self.versions[var as usize]
     }
 
     /// Bytes held by the entries' buffers (for the pool's size bound).

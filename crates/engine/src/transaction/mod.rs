@@ -9,6 +9,7 @@
 //! copies of request data in an arena (see [`data`]); derived collections are built
 //! once, values transformed at most once per chain (see [`memo`]).
 
+mod classes;
 pub mod data;
 mod early_exit;
 mod geo;
@@ -21,6 +22,7 @@ mod pool;
 mod resolve;
 mod targets;
 
+pub(crate) use resolve::{is_scalar, is_stored};
 pub(crate) use targets::request_data_only;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -200,14 +202,22 @@ pub struct Transaction {
     phases_done: u8,
     uri: String,
     pub(crate) profile: Option<Box<crate::profile::Profile>>,
-    /// The prefilter's per-group unions (see [`groups`]).
-    pub(crate) groups: Vec<groups::GroupUnion>,
+    /// Which prefiltered rules may match (see [`groups`]).
+    pub(crate) admission: groups::Admission,
     /// Reused by `setvar` for expanded values.
     pub(crate) setvar_buf: Vec<u8>,
     /// Reused for one value's prefilter bits (see [`groups`]).
     pub(crate) bits_buf: Vec<u64>,
     /// Resolved target lists (see [`targets`]).
     pub(crate) target_sets: Vec<targets::TargetSetCache>,
+    /// The class unions (see [`classes`]).
+    pub(crate) class_unions: Vec<classes::ClassUnion>,
+    /// The classes' screened values (see [`classes`]).
+    pub(crate) class_values: Vec<classes::ClassValues>,
+    /// The classes' maybe sets (see [`classes`]).
+    pub(crate) class_maybes: Vec<classes::ClassMaybe>,
+    /// Reused for a group's per-value scans lent to a rule (see [`groups`]).
+    pub(crate) lent_buf: Vec<(u32, u32)>,
 }
 
 impl Transaction {
@@ -262,10 +272,14 @@ impl Transaction {
             started: Instant::now(),
             phases_done: 0,
             profile: None,
-            groups: b.groups,
+            admission: b.admission,
             setvar_buf: b.setvar_buf,
             bits_buf: b.bits_buf,
             target_sets: b.target_sets,
+            class_unions: b.class_unions,
+            class_values: b.class_values,
+            class_maybes: b.class_maybes,
+            lent_buf: b.lent_buf,
             uri: String::new(),
         };
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
@@ -866,10 +880,14 @@ impl Drop for Transaction {
             scratch: std::mem::take(&mut self.scratch),
             vbuf: std::mem::take(&mut self.vbuf),
             tbuf: std::mem::take(&mut self.tbuf),
-            groups: std::mem::take(&mut self.groups),
+            admission: std::mem::take(&mut self.admission),
             setvar_buf: std::mem::take(&mut self.setvar_buf),
             bits_buf: std::mem::take(&mut self.bits_buf),
             target_sets: std::mem::take(&mut self.target_sets),
+            class_unions: std::mem::take(&mut self.class_unions),
+            class_values: std::mem::take(&mut self.class_values),
+            class_maybes: std::mem::take(&mut self.class_maybes),
+            lent_buf: std::mem::take(&mut self.lent_buf),
             tx: std::mem::take(&mut self.state.tx),
             matched_vars: std::mem::take(&mut self.state.matched_vars),
         });

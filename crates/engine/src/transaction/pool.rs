@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 
 use super::data::{Data, Scratch};
-use super::groups::GroupUnion;
+use super::groups::Admission;
 use super::memo::TransformMemo;
 use super::resolve::Candidate;
 
@@ -31,10 +31,14 @@ pub(crate) struct Buffers {
     pub scratch: Scratch,
     pub vbuf: Vec<u8>,
     pub tbuf: Vec<u8>,
-    pub groups: Vec<GroupUnion>,
+    pub admission: Admission,
     pub setvar_buf: Vec<u8>,
     pub bits_buf: Vec<u64>,
     pub target_sets: Vec<super::targets::TargetSetCache>,
+    pub class_unions: Vec<super::classes::ClassUnion>,
+    pub class_values: Vec<super::classes::ClassValues>,
+    pub class_maybes: Vec<super::classes::ClassMaybe>,
+    pub lent_buf: Vec<(u32, u32)>,
     pub tx: crate::collection::Collection,
     pub matched_vars: super::matched::MatchedVars,
 }
@@ -49,16 +53,28 @@ impl Buffers {
             + self.tbuf.capacity()
             + self.setvar_buf.capacity()
             + self.bits_buf.capacity() * 8
-            + self
-                .groups
-                .iter()
-                .map(GroupUnion::capacity_bytes)
-                .sum::<usize>()
+            + self.admission.capacity_bytes()
             + self
                 .target_sets
                 .iter()
                 .map(super::targets::TargetSetCache::capacity_bytes)
                 .sum::<usize>()
+            + self
+                .class_unions
+                .iter()
+                .map(super::classes::ClassUnion::capacity_bytes)
+                .sum::<usize>()
+            + self
+                .class_values
+                .iter()
+                .map(super::classes::ClassValues::capacity_bytes)
+                .sum::<usize>()
+            + self
+                .class_maybes
+                .iter()
+                .map(super::classes::ClassMaybe::capacity_bytes)
+                .sum::<usize>()
+            + self.lent_buf.capacity() * 8
             + self.tx.capacity_bytes()
     }
 }
@@ -104,12 +120,20 @@ pub(crate) fn give(mut b: Buffers) {
     b.scratch.reset();
     b.vbuf.clear();
     b.tbuf.clear();
-    for g in &mut b.groups {
-        g.forget();
-    }
+    b.admission.forget();
     for t in &mut b.target_sets {
         t.forget();
     }
+    for u in &mut b.class_unions {
+        u.forget();
+    }
+    for v in &mut b.class_values {
+        v.forget();
+    }
+    for m in &mut b.class_maybes {
+        m.forget();
+    }
+    b.lent_buf.clear();
     b.setvar_buf.clear();
     b.tx.clear();
     b.matched_vars.clear();

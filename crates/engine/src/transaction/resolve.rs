@@ -463,7 +463,7 @@ fn is_time(var: Var) -> bool {
 }
 
 /// Whether a variable is single-valued (per the SecLang name table).
-fn is_scalar(var: Var) -> bool {
+pub(crate) fn is_scalar(var: Var) -> bool {
     static SCALAR: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
     let table = SCALAR.get_or_init(|| {
         Var::ALL

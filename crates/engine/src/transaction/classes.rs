@@ -1,0 +1,337 @@
+//! The class unions (see [`crate::classes`]): per class chain, the union of the
+//! prefilter scans of the class's values under the chain; per class, with the
+//! Rule Result Cache, the maybe set of its cached values. Each is made once per
+//! change of the class's lists (`Data::version`), so phase 1's unions of the
+//! request headers serve phase 2 as well.
+//!
+//! A class's values are screened once per version: each value's bytes and raw
+//! scan, and the union of both. Most chains change a value only when it holds one
+//! of the chain's scan trigger bytes (see
+//! [`crate::chains::ChainTable::scan_triggers`]); a value without them has its raw
+//! scan under the chain, and a class none of whose values has them has its raw
+//! union — one copy instead of a lookup per value.
+
+use super::Transaction;
+use crate::prefilter::Prefilter;
+use crate::transform::triggers::{self, ByteMask};
+
+/// One class chain's union.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ClassUnion {
+    /// The lists' version it was made for (`None`: never).
+    version: Option<u64>,
+    /// A value is not in the arena: the union is unknown.
+    pub(crate) unknown: bool,
+    /// The class has no value (without the result cache's): the union is empty
+    /// (`bits` and `admitted` are then not filled).
+    pub(crate) empty: bool,
+    /// The union of the scans (prefilter bits and presence set).
+    pub(crate) bits: Vec<u64>,
+    /// Per value, in resolution order: its slot and the memo offset of its scan
+    /// ([`super::groups::NO_OFFSET`] when it is not in the memo).
+    pub(crate) scans: Vec<(u32, u32)>,
+    /// The prefilter bits of the class chain's rules that the union admits
+    /// (literal found, byte requirement met).
+    pub(crate) admitted: Vec<u64>,
+}
+
+/// A class's values screened (see the module notes).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ClassValues {
+    version: Option<u64>,
+    /// Every value is short enough to have its bytes collected, and none is the
+    /// response body (scanned by the long-value automaton).
+    screened: bool,
+    /// The values without a result-cache entry (all without the cache): slot,
+    /// bytes (when screened) and memo offset of the raw scan (when screened).
+    values: Vec<(u32, ByteMask, u32)>,
+    /// The union of their bytes.
+    bytes: ByteMask,
+    /// The union of their raw scans.
+    raw: Vec<u64>,
+}
+
+/// One class's maybe set (rules by index; see
+/// [`crate::value_cache::ValueEntry::maybe_into`]).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ClassMaybe {
+    version: Option<u64>,
+    pub(crate) rules: Vec<u64>,
+    /// No cached value: `rules` is empty.
+    pub(crate) empty: bool,
+}
+
+impl ClassUnion {
+    /// Marks it as not made (keeping its buffers).
+    pub(crate) fn forget(&mut self) {
+        self.version = None;
+    }
+
+    /// Bytes held (for the pool's size bound).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + (self.bits.capacity() + self.scans.capacity() + self.admitted.capacity()) * 8
+    }
+}
+
+impl ClassValues {
+    /// Marks it as not made (keeping its buffers).
+    pub(crate) fn forget(&mut self) {
+        self.version = None;
+    }
+
+    /// Bytes held (for the pool's size bound).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.values.capacity() * std::mem::size_of::<(u32, ByteMask, u32)>()
+            + self.raw.capacity() * 8
+    }
+}
+
+impl ClassMaybe {
+    /// Marks it as not made (keeping its buffer).
+    pub(crate) fn forget(&mut self) {
+        self.version = None;
+    }
+
+    /// Bytes held (for the pool's size bound).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.rules.capacity() * 8
+    }
+}
+
+impl Transaction {
+    /// The version of a class's lists: it changes whenever one of them does.
+    #[inline]
+    fn class_version(&self, program: &crate::Program, class: u32) -> u64 {
+        let lists = &program.classes.classes[class as usize].lists;
+        let mut v = 0;
+        for &l in lists {
+            v = v.max(self.data.version(l));
+        }
+        v
+    }
+
+    /// Class chain `cc`'s union, when made for the current values.
+    pub(crate) fn current_class_union(
+        &self,
+        program: &crate::Program,
+        cc: u32,
+    ) -> Option<&ClassUnion> {
+        let u = self.class_unions.get(cc as usize)?;
+        let class = program.classes.class_chains.get(cc as usize)?.class;
+        (u.version == Some(self.class_version(program, class))).then_some(u)
+    }
+
+    /// Screens class `class`'s values for the current data (unless done).
+    fn class_values(&mut self, program: &crate::Program, pf: &Prefilter, class: u32) {
+        let i = class as usize;
+        if self.class_values.len() <= i {
+            self.class_values.resize_with(i + 1, ClassValues::default);
+        }
+        let version = self.class_version(program, class);
+        if self.class_values[i].version == Some(version) {
+            return;
+        }
+        let plan = &program.classes;
+        let c = &plan.classes[i];
+        let cache = program.options.value_cache && plan.class_pure[i];
+        let body = self.data.response_body_slot();
+        let words = pf.scan_words();
+        let mut cv = std::mem::take(&mut self.class_values[i]);
+        cv.version = Some(version);
+        cv.values.clear();
+        cv.bytes = [0; 4];
+        cv.raw.clear();
+        cv.raw.resize(words, 0);
+        cv.screened = true;
+        for &list in &c.lists {
+            for k in 0..self.data.slots(list).len() {
+                let slot = self.data.slots(list)[k];
+                if let Some(key) = &c.key {
+                    if !self.data.entry(slot).key.eq_ignore_ascii_case(key) {
+                        continue;
+                    }
+                }
+                if cache {
+                    if self.data.cached(slot, &program.caches).is_some() {
+                        continue;
+                    }
+                    self.data.add_cost(slot, 2);
+                }
+                let base = &self.data.entry(slot).value;
+                if !cv.screened || base.len() > super::memo::PRESENCE_MAX || Some(slot) == body {
+                    cv.screened = false;
+                    cv.values.push((slot, [0; 4], super::groups::NO_OFFSET));
+                    continue;
+                }
+                let bytes = *self.memo.presence(slot, base);
+                let o = self
+                    .memo
+                    .scan_offset(pf, &program.chains, slot, 0, base, false);
+                for (u, b) in cv.raw.iter_mut().zip(self.memo.bits_at(o, words)) {
+                    *u |= b;
+                }
+                for (u, b) in cv.bytes.iter_mut().zip(bytes) {
+                    *u |= b;
+                }
+                let o = u32::try_from(o).unwrap_or(super::groups::NO_OFFSET);
+                cv.values.push((slot, bytes, o));
+            }
+        }
+        self.class_values[i] = cv;
+    }
+
+    /// Makes class chain `cc`'s union for the current values (unless made).
+    pub(crate) fn class_union(&mut self, program: &crate::Program, pf: &Prefilter, cc: u32) {
+        let i = cc as usize;
+        if self.class_unions.len() <= i {
+            self.class_unions.resize_with(i + 1, ClassUnion::default);
+        }
+        let plan = &program.classes;
+        let ch = plan.class_chains[i];
+        let version = self.class_version(program, ch.class);
+        if self.class_unions[i].version == Some(version) {
+            return;
+        }
+        let class = &plan.classes[ch.class as usize];
+        if class.lists.iter().all(|&l| self.data.slots(l).is_empty()) {
+            // No value (an unset single-valued variable yields one empty value,
+            // which is not in the arena).
+            let u = &mut self.class_unions[i];
+            u.version = Some(version);
+            u.unknown = class.scalar;
+            u.empty = true;
+            u.scans.clear();
+            return;
+        }
+        self.class_values(program, pf, ch.class);
+        let cv = std::mem::take(&mut self.class_values[ch.class as usize]);
+        let mut u = std::mem::take(&mut self.class_unions[i]);
+        u.version = Some(version);
+        u.unknown = false;
+        u.empty = cv.values.is_empty();
+        u.scans.clear();
+        if !u.empty {
+            self.fill_union(program, pf, ch, &cv, &mut u);
+        }
+        self.class_values[ch.class as usize] = cv;
+        if !u.empty {
+            u.admitted.clear();
+            u.admitted.resize(pf.words(), 0);
+            for (w, (&m, &b)) in plan.cc_bits[i].iter().zip(&u.bits).enumerate() {
+                let mut candidates = m & b;
+                while candidates != 0 {
+                    let t = candidates.trailing_zeros();
+                    candidates &= candidates - 1;
+                    if pf.admits(&u.bits, (w * 64) as u32 + t) {
+                        u.admitted[w] |= 1 << t;
+                    }
+                }
+            }
+        }
+        self.class_unions[i] = u;
+    }
+
+    /// The union of a class chain over the screened values `cv` (not empty).
+    fn fill_union(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        ch: crate::classes::ClassChain,
+        cv: &ClassValues,
+        u: &mut ClassUnion,
+    ) {
+        let words = pf.scan_words();
+        let keep_scans = program.options.memo && !program.options.value_cache;
+        let triggers = program.chains.scan_triggers(ch.chain).copied();
+        // No value holds a scan trigger byte of the chain: the raw union.
+        if let (true, Some(t)) = (cv.screened, triggers) {
+            if triggers::disjoint(&t, &cv.bytes) {
+                u.bits.clone_from(&cv.raw);
+                if keep_scans && !ch.multi {
+                    u.scans.extend(cv.values.iter().map(|&(s, _, o)| (s, o)));
+                }
+                return;
+            }
+        }
+        u.bits.clear();
+        u.bits.resize(words, 0);
+        let body = self.data.response_body_slot();
+        let mut value_bits = std::mem::take(&mut self.bits_buf);
+        for &(slot, bytes, raw) in &cv.values {
+            // This value lacks the chain's trigger bytes: its raw scan.
+            if let (true, Some(t)) = (cv.screened, triggers) {
+                if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
+                    or_into(&mut u.bits, self.memo.bits_at(raw as usize, words));
+                    if keep_scans && !ch.multi {
+                        u.scans.push((slot, raw));
+                    }
+                    continue;
+                }
+            }
+            if ch.multi {
+                self.value_bits(program, pf, ch.chain, true, slot, &mut value_bits);
+                or_into(&mut u.bits, &value_bits);
+                continue;
+            }
+            let long = Some(slot) == body;
+            let base = &self.data.entry(slot).value;
+            let o = self
+                .memo
+                .scan_offset(pf, &program.chains, slot, ch.chain, base, long);
+            or_into(&mut u.bits, self.memo.bits_at(o, words));
+            if keep_scans {
+                u.scans
+                    .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
+            }
+        }
+        self.bits_buf = value_bits;
+    }
+
+    /// Makes class `class`'s maybe set for the current values (unless made).
+    pub(crate) fn class_maybe(&mut self, program: &crate::Program, class: u32) {
+        let i = class as usize;
+        if self.class_maybes.len() <= i {
+            self.class_maybes.resize_with(i + 1, ClassMaybe::default);
+        }
+        let version = self.class_version(program, class);
+        if self.class_maybes[i].version == Some(version) {
+            return;
+        }
+        let plan = &program.classes;
+        let mut m = std::mem::take(&mut self.class_maybes[i]);
+        m.version = Some(version);
+        m.rules.clear();
+        m.empty = true;
+        if plan.class_pure[i] {
+            let c = &plan.classes[i];
+            for &list in &c.lists {
+                for k in 0..self.data.slots(list).len() {
+                    let slot = self.data.slots(list)[k];
+                    if let Some(key) = &c.key {
+                        if !self.data.entry(slot).key.eq_ignore_ascii_case(key) {
+                            continue;
+                        }
+                    }
+                    if let Some(e) = self.data.cached(slot, &program.caches) {
+                        if m.empty {
+                            m.empty = false;
+                            m.rules.resize(plan.multi_rules.len(), 0);
+                        }
+                        e.maybe_into(&mut m.rules, &plan.multi_rules);
+                    }
+                }
+            }
+        }
+        self.class_maybes[i] = m;
+    }
+}
+
+/// `dst |= src`, word by word (equal lengths: scans of one prefilter).
+#[inline]
+pub(crate) fn or_into(dst: &mut [u64], src: &[u64]) {
+    for (u, b) in dst.iter_mut().zip(src) {
+        *u |= b;
+    }
+}
