@@ -24,7 +24,7 @@ use crate::prefilter::Prefilter;
 use crate::program::{CompileError, Options, Program};
 use crate::rule::{
     AllowScope, CompiledOp, CtlAction, Disruptive, Exclusion, KeyRegex, KeySel, Meta, Rule,
-    RuleIdx, RuleOperator, SetVarAction, Step, TargetSpec,
+    RuleIdx, RuleOperator, SetVarAction, Step, TagSelector, TargetSpec,
 };
 use crate::transform::Transformation;
 use crate::variable::Var;
@@ -382,6 +382,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
     }
     assign_target_sets(&mut program.rules);
+    select_tagged_rules(&mut program.rules);
     let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
     program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words);
     if options.early_exit {
@@ -418,8 +419,9 @@ fn assign_prefilter_groups(rules: &mut [Rule]) {
     }
 }
 
-/// Numbers the distinct target lists whose values are request data alone (stored
-/// variables, ARGS, ARGS_NAMES and XML; no counts): see [`Rule::target_set`].
+/// Numbers the distinct target lists (with their exclusions) whose values are
+/// request data alone (stored variables, ARGS, ARGS_NAMES and XML; no counts): see
+/// [`Rule::target_set`].
 fn assign_target_sets(rules: &mut [Rule]) {
     let mut sets: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for rule in rules.iter_mut() {
@@ -431,9 +433,35 @@ fn assign_target_sets(rules: &mut [Rule]) {
         {
             continue;
         }
-        let key = format!("{:?}", rule.targets);
+        // The set's resolution leaves out what the exclusions name: part of the key.
+        let key = format!("{:?} {:?}", rule.targets, rule.exclusions);
         let next = sets.len() as u32;
         rule.target_set = Some(*sets.entry(key).or_insert(next));
+    }
+}
+
+/// Fills in the rules each `ctl` tag regex selects ([`TagSelector::rules`]), once
+/// every rule has its index; rules sharing one regex share one bit set.
+fn select_tagged_rules(rules: &mut [Rule]) {
+    let mut sets: std::collections::HashMap<*const regex::bytes::Regex, std::sync::Arc<[u64]>> =
+        std::collections::HashMap::new();
+    let mut found = Vec::new();
+    for (r, rule) in rules.iter().enumerate() {
+        for (c, ctl) in rule.ctls.iter().enumerate() {
+            if let CtlAction::RemoveByTag(s) | CtlAction::RemoveTargetByTag(s, _) = ctl {
+                let bits = sets
+                    .entry(std::sync::Arc::as_ptr(&s.re))
+                    .or_insert_with(|| TagSelector::rule_bits(&s.re, rules));
+                found.push((r, c, bits.clone()));
+            }
+        }
+    }
+    for (r, c, bits) in found {
+        if let CtlAction::RemoveByTag(s) | CtlAction::RemoveTargetByTag(s, _) =
+            &mut rules[r].ctls[c]
+        {
+            s.rules = bits;
+        }
     }
 }
 
@@ -966,15 +994,18 @@ impl Compiler<'_> {
                 }
             },
             ("ruleRemoveById", CtlValue::Ids(ids)) => CtlAction::RemoveById(ids.clone()),
-            ("ruleRemoveByTag", _) => CtlAction::RemoveByTag(self.text_regex(text, span)?),
+            ("ruleRemoveByTag", _) => {
+                CtlAction::RemoveByTag(TagSelector::new(self.text_regex(text, span)?))
+            }
             ("ruleRemoveByMsg", _) => CtlAction::RemoveByMsg(self.text_regex(text, span)?),
             (_, CtlValue::RemoveTarget(u)) => {
                 let ex = self.exclusions(&u.targets, span)?;
                 match &u.selector {
                     RuleSelector::Ids(ids) => CtlAction::RemoveTargetById(ids.clone(), ex),
-                    RuleSelector::Tag(t) => {
-                        CtlAction::RemoveTargetByTag(self.text_regex(t, span)?, ex)
-                    }
+                    RuleSelector::Tag(t) => CtlAction::RemoveTargetByTag(
+                        TagSelector::new(self.text_regex(t, span)?),
+                        ex,
+                    ),
                     RuleSelector::Msg(m) => {
                         CtlAction::RemoveTargetByMsg(self.text_regex(m, span)?, ex)
                     }

@@ -226,7 +226,7 @@ pub(crate) fn may_modify(ctl: &CtlAction, rule: &Rule) -> bool {
         CtlAction::RemoveById(ranges) | CtlAction::RemoveTargetById(ranges, _) => {
             ranges.iter().any(|r| r.contains(rule.chain_id))
         }
-        CtlAction::RemoveByTag(re) | CtlAction::RemoveTargetByTag(re, _) => by_tag(re),
+        CtlAction::RemoveByTag(s) | CtlAction::RemoveTargetByTag(s, _) => by_tag(&s.re),
         CtlAction::RemoveByMsg(re) | CtlAction::RemoveTargetByMsg(re, _) => by_msg(re),
         _ => false,
     }

@@ -219,6 +219,54 @@ pub struct SetVarAction {
     pub key_literal: Option<String>,
 }
 
+/// The tag regex of a `ctl:ruleRemoveByTag` or `ctl:ruleRemoveTargetByTag`, with
+/// the rules it selects (those with a tag the regex matches) found once the whole
+/// rule set is compiled: a transaction tests one bit per rule instead of running
+/// the regex over every tag of every rule it reaches.
+#[derive(Debug, Clone)]
+pub struct TagSelector {
+    /// The regex (case-insensitive, as ModSecurity matches tags).
+    pub re: Arc<Regex>,
+    /// Bit `i` set: rule `i` of the program has a tag `re` matches. Empty until
+    /// the compiler fills it (then [`TagSelector::selects`] runs the regex).
+    pub rules: Arc<[u64]>,
+}
+
+impl TagSelector {
+    /// A selector whose rules are not known yet.
+    pub fn new(re: Arc<Regex>) -> TagSelector {
+        TagSelector {
+            re,
+            rules: Arc::from(Vec::new()),
+        }
+    }
+
+    /// The bits of the rules among `rules` (by index) with a tag `re` matches.
+    pub fn rule_bits(re: &Regex, rules: &[Rule]) -> Arc<[u64]> {
+        let mut bits = vec![0u64; rules.len().div_ceil(64).max(1)];
+        for (i, rule) in rules.iter().enumerate() {
+            if Self::tags_match(re, rule) {
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Arc::from(bits)
+    }
+
+    fn tags_match(re: &Regex, rule: &Rule) -> bool {
+        rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes()))
+    }
+
+    /// Whether `rule` has a tag the regex matches.
+    #[inline]
+    pub fn selects(&self, rule: &Rule) -> bool {
+        let i = rule.index as usize;
+        match self.rules.get(i / 64) {
+            Some(w) => w >> (i % 64) & 1 == 1,
+            None => Self::tags_match(&self.re, rule),
+        }
+    }
+}
+
 /// A `ctl` action.
 #[derive(Debug, Clone)]
 pub enum CtlAction {
@@ -227,13 +275,13 @@ pub enum CtlAction {
     /// `ctl:ruleRemoveById=...`.
     RemoveById(Vec<seclang::IdRange>),
     /// `ctl:ruleRemoveByTag=...`.
-    RemoveByTag(Arc<Regex>),
+    RemoveByTag(TagSelector),
     /// `ctl:ruleRemoveByMsg=...`.
     RemoveByMsg(Arc<Regex>),
     /// `ctl:ruleRemoveTargetById=ID;TARGETS`.
     RemoveTargetById(Vec<seclang::IdRange>, Vec<Exclusion>),
     /// `ctl:ruleRemoveTargetByTag=TAG;TARGETS`.
-    RemoveTargetByTag(Arc<Regex>, Vec<Exclusion>),
+    RemoveTargetByTag(TagSelector, Vec<Exclusion>),
     /// `ctl:ruleRemoveTargetByMsg=MSG;TARGETS`.
     RemoveTargetByMsg(Arc<Regex>, Vec<Exclusion>),
     /// `ctl:requestBodyProcessor=...` (upper case).
@@ -351,8 +399,9 @@ pub struct Rule {
     /// request data, which the union's validity is tied to).
     pub prefilter_group: Option<u32>,
     /// The rule's target list, when its values come from request data alone (see
-    /// [`crate::transaction`]'s target-set cache): rules with the same list share
-    /// one resolution per transaction while the data stay the same.
+    /// [`crate::transaction`]'s target-set cache): rules with the same list and
+    /// exclusions share one resolution per transaction while the data stay the
+    /// same.
     pub target_set: Option<u32>,
     /// The result of this rule for every request, when the compiler could
     /// evaluate it at load time (see [`crate::prune`]).

@@ -105,9 +105,11 @@ impl Data {
     }
 
     /// Marks the request data as changed outside the arena (the XML document was
-    /// parsed): results tied to the generation are recomputed.
+    /// parsed): results tied to the generation, or to `XML`'s version, are
+    /// recomputed.
     pub fn touch(&mut self) {
         self.generation += 1;
+        self.versions[Var::Xml as usize] = self.generation;
     }
 
     /// Removes all values of a variable.

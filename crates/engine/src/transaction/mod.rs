@@ -147,10 +147,10 @@ pub(crate) struct State {
     /// MATCHED_VARS of the current rule (and chain); the last is MATCHED_VAR.
     pub matched_vars: matched::MatchedVars,
     pub removed_ids: Vec<seclang::IdRange>,
-    pub removed_tags: Vec<Arc<regex::bytes::Regex>>,
+    pub removed_tags: Vec<crate::rule::TagSelector>,
     pub removed_msgs: Vec<Arc<regex::bytes::Regex>>,
     pub removed_targets_by_id: Vec<(Vec<seclang::IdRange>, Exclusion)>,
-    pub removed_targets_by_tag: Vec<(Arc<regex::bytes::Regex>, Exclusion)>,
+    pub removed_targets_by_tag: Vec<(crate::rule::TagSelector, Exclusion)>,
     pub removed_targets_by_msg: Vec<(Arc<regex::bytes::Regex>, Exclusion)>,
     pub highest_severity: Option<u8>,
     pub sanitised: Vec<Sanitise>,
@@ -206,6 +206,8 @@ pub struct Transaction {
     pub(crate) admission: groups::Admission,
     /// Reused by `setvar` for expanded values.
     pub(crate) setvar_buf: Vec<u8>,
+    /// Reused by `setvar` for expanded keys.
+    pub(crate) setvar_key: Vec<u8>,
     /// Reused for one value's prefilter bits (see [`groups`]).
     pub(crate) bits_buf: Vec<u64>,
     /// Resolved target lists (see [`targets`]).
@@ -274,6 +276,7 @@ impl Transaction {
             profile: None,
             admission: b.admission,
             setvar_buf: b.setvar_buf,
+            setvar_key: b.setvar_key,
             bits_buf: b.bits_buf,
             target_sets: b.target_sets,
             class_unions: b.class_unions,
@@ -882,6 +885,7 @@ impl Drop for Transaction {
             tbuf: std::mem::take(&mut self.tbuf),
             admission: std::mem::take(&mut self.admission),
             setvar_buf: std::mem::take(&mut self.setvar_buf),
+            setvar_key: std::mem::take(&mut self.setvar_key),
             bits_buf: std::mem::take(&mut self.bits_buf),
             target_sets: std::mem::take(&mut self.target_sets),
             class_unions: std::mem::take(&mut self.class_unions),

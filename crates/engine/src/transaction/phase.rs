@@ -300,14 +300,7 @@ impl Transaction {
         if self.state.removed_ids.iter().any(|r| r.contains(id)) {
             return true;
         }
-        if !self.state.removed_tags.is_empty()
-            && rule.meta.tags.iter().any(|t| {
-                self.state
-                    .removed_tags
-                    .iter()
-                    .any(|r| r.is_match(t.as_bytes()))
-            })
-        {
+        if self.state.removed_tags.iter().any(|s| s.selects(rule)) {
             return true;
         }
         if !self.state.removed_msgs.is_empty() {
@@ -392,33 +385,61 @@ impl Transaction {
     /// Evaluates the rule's values with its operator (after the prefilter's group
     /// test); runs per-match effects.
     fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
+        // A cached list of request data (already without what the rule's own
+        // exclusions name) is read in place when no `ctl` exclusion of this
+        // transaction applies to the rule.
+        if !self.ctl_exclusions_apply(rule) {
+            if let Some(lent) = self.take_targets(rule) {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.reset();
+                let m = self.eval_candidates(program, rule, &lent.cands, &scratch);
+                self.scratch = scratch;
+                self.give_targets(lent);
+                return m;
+            }
+        }
+        self.eval_rule_values_resolved(program, rule)
+    }
+
+    /// [`Transaction::eval_rule_values`] resolving the rule's values into the
+    /// transaction's buffers (and applying exclusions there).
+    fn eval_rule_values_resolved(&mut self, program: &crate::Program, rule: &Rule) -> bool {
         // Resolve candidates into buffers reused across rules.
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut cands = std::mem::take(&mut self.cands);
         scratch.reset();
         cands.clear();
-        let may_exclude = !rule.exclusions.is_empty()
-            || !self.state.removed_targets_by_id.is_empty()
-            || !self.state.removed_targets_by_tag.is_empty()
-            || !self.state.removed_targets_by_msg.is_empty();
         if self.cached_targets(rule, &mut cands) {
-            // A cached list has no counts: every value is subject to exclusions.
-            if may_exclude {
-                self.drop_excluded(rule, &scratch, &mut cands, 0);
-            }
+            // The rule's own exclusions are applied in the cached list; a `ctl`'s
+            // may remain (a cached list has no counts: every value is subject).
+            self.drop_excluded(rule, &scratch, &mut cands, 0, false);
         } else {
+            let may_exclude = !rule.exclusions.is_empty() || self.ctl_exclusions_apply(rule);
             for spec in &rule.targets {
                 let start = cands.len();
                 self.collect(spec, rule, &mut scratch, &mut cands);
                 if !spec.count && may_exclude {
-                    self.drop_excluded(rule, &scratch, &mut cands, start);
+                    self.drop_excluded(rule, &scratch, &mut cands, start, true);
                 }
             }
         }
+        let m = self.eval_candidates(program, rule, &cands, &scratch);
+        self.scratch = scratch;
+        self.cands = cands;
+        m
+    }
+
+    /// Evaluates `cands` (values after exclusions; `scratch` holds those not in the
+    /// arena) with the rule's operator; runs per-match effects.
+    fn eval_candidates(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        cands: &[super::resolve::Candidate],
+        scratch: &super::data::Scratch,
+    ) -> bool {
         // No value to inspect: no match (whatever the operator), and nothing to build.
         if cands.is_empty() {
-            self.scratch = scratch;
-            self.cands = cands;
             return false;
         }
         // A dynamic operator is built per expanded argument (cached by the program).
@@ -427,10 +448,7 @@ impl Transaction {
             (CompiledOp::Static(op), _) => op.as_ref(),
             // Writes GEO: evaluated on its own path (see `geo.rs`), never cached.
             (CompiledOp::GeoLookup(geo), _) => {
-                let m = self.eval_geo_lookup(program, rule, geo, &scratch, &cands);
-                self.scratch = scratch;
-                self.cands = cands;
-                return m;
+                return self.eval_geo_lookup(program, rule, geo, scratch, cands);
             }
             // Macros that expand the same for every request: built at load time.
             (CompiledOp::Dynamic(_), Some((_, op))) if !program.options.verify => op.as_ref(),
@@ -448,11 +466,7 @@ impl Transaction {
                         dynamic = op;
                         dynamic.as_ref()
                     }
-                    None => {
-                        self.scratch = scratch;
-                        self.cands = cands;
-                        return false;
-                    }
+                    None => return false,
                 }
             }
         };
@@ -469,7 +483,7 @@ impl Transaction {
             }
             _ => None,
         };
-        'values: for c in &cands {
+        'values: for c in cands {
             if rule.multi_match {
                 // The operator runs on the value and after every transformation that
                 // changes it. A value on which none of them matched is cached.
@@ -490,7 +504,7 @@ impl Transaction {
                 }
                 let walked = match (c.src, c.count, program.options.memo) {
                     (Src::Slot(slot), false, true) => {
-                        self.multi_match_slot(program, rule, op, c, &scratch, slot)
+                        self.multi_match_slot(program, rule, op, c, scratch, slot)
                     }
                     _ => None,
                 };
@@ -499,7 +513,7 @@ impl Transaction {
                     self.record_multi_result(program, rule, cached, cache_slot, any_hit);
                     continue;
                 }
-                let raw = &self.entry_of(c, &scratch).value;
+                let raw = &self.entry_of(c, scratch).value;
                 let mut any_hit = false;
                 let mut cur = raw.clone();
                 let mut values = vec![cur.clone()];
@@ -519,7 +533,7 @@ impl Transaction {
                     if hit != negated {
                         matched_any = true;
                         let mut e = self.state.matched_vars.spare();
-                        self.display_name_into(c, &scratch, &mut e.0);
+                        self.display_name_into(c, scratch, &mut e.0);
                         e.1.extend_from_slice(&value);
                         self.on_match(rule, e, hit);
                     }
@@ -606,7 +620,7 @@ impl Transaction {
                                 let mut e = self.state.matched_vars.spare();
                                 e.1.extend_from_slice(v);
                                 matched_any = true;
-                                self.display_name_into(c, &scratch, &mut e.0);
+                                self.display_name_into(c, scratch, &mut e.0);
                                 self.on_match(rule, e, false);
                             }
                             continue 'values;
@@ -662,7 +676,7 @@ impl Transaction {
                     (hit, matched)
                 }
                 _ => {
-                    let base = &self.entry_of(c, &scratch).value;
+                    let base = &self.entry_of(c, scratch).value;
                     super::memo::apply_chain(
                         &program.chains,
                         rule.transforms,
@@ -684,7 +698,7 @@ impl Transaction {
             };
             if let Some(mut e) = value {
                 matched_any = true;
-                self.display_name_into(c, &scratch, &mut e.0);
+                self.display_name_into(c, scratch, &mut e.0);
                 self.on_match(rule, e, hit);
             }
         }
@@ -693,8 +707,6 @@ impl Transaction {
         }
         self.vbuf = vbuf;
         self.tbuf = tbuf;
-        self.scratch = scratch;
-        self.cands = cands;
         matched_any
     }
 
@@ -708,7 +720,7 @@ impl Transaction {
         if rule.capture && hit {
             for (i, digit) in DIGITS.iter().enumerate().take(self.captures.len()) {
                 if let Some(g) = self.captures.get(i) {
-                    self.state.tx.set(digit, g.to_vec());
+                    self.state.tx.set_lower(digit, g);
                 }
             }
         }
@@ -817,13 +829,16 @@ impl Transaction {
         }
     }
 
-    /// Removes the candidates from `start` on that an exclusion of `rule` covers.
+    /// Removes the candidates from `start` on that an exclusion of `rule` covers:
+    /// its own (when `own`; a cached list has them applied already) or one a `ctl`
+    /// of this transaction added.
     fn drop_excluded(
         &self,
         rule: &Rule,
         scratch: &[super::data::Entry],
         cands: &mut Vec<super::resolve::Candidate>,
         start: usize,
+        own: bool,
     ) {
         // An exclusion applies only to values of the variable it names, and a
         // rule's own and the ctl-removed ones name a few (941010's removal of
@@ -837,12 +852,17 @@ impl Transaction {
             let named = match run {
                 Some((v, named)) if v == c.var => named,
                 _ => {
-                    let named = self.exclusion_names(rule, c.var);
+                    let named = (own && rule.exclusions.iter().any(|e| e.var == c.var))
+                        || self.ctl_exclusion_names(rule, c.var);
                     run = Some((c.var, named));
                     named
                 }
             };
-            if !named || !self.excluded(rule, c.var, &self.entry_of(&c, scratch).key) {
+            let key = &self.entry_of(&c, scratch).key;
+            if !named
+                || !((own && rule.exclusions.iter().any(|e| e.excludes(c.var, key)))
+                    || self.ctl_excluded(rule, c.var, key))
+            {
                 cands[w] = c;
                 w += 1;
             }
@@ -850,32 +870,41 @@ impl Transaction {
         cands.truncate(w);
     }
 
-    /// Whether an exclusion that may apply to `rule` (its own, or one a `ctl`
-    /// of this transaction added) names `var`: without one, no value of `var` is
-    /// [`Transaction::excluded`].
-    fn exclusion_names(&self, rule: &Rule, var: Var) -> bool {
-        rule.exclusions.iter().any(|e| e.var == var)
-            || self
-                .state
-                .removed_targets_by_id
+    /// Whether a `ctl` exclusion of this transaction may apply to `rule` (the
+    /// `ruleRemoveTargetByMsg` ones: whenever the rule has a message).
+    fn ctl_exclusions_apply(&self, rule: &Rule) -> bool {
+        let s = &self.state;
+        s.removed_targets_by_id
+            .iter()
+            .any(|(ids, _)| ids.iter().any(|r| r.contains(rule.chain_id)))
+            || s.removed_targets_by_tag
                 .iter()
-                .any(|(_, e)| e.var == var)
-            || self
-                .state
-                .removed_targets_by_tag
-                .iter()
-                .any(|(_, e)| e.var == var)
-            || self
-                .state
-                .removed_targets_by_msg
-                .iter()
-                .any(|(_, e)| e.var == var)
+                .any(|(t, _)| t.selects(rule))
+            || (!s.removed_targets_by_msg.is_empty() && rule.meta.msg.is_some())
     }
 
+    /// Whether a `ctl` exclusion that may apply to `rule` names `var`: without
+    /// one, no value of `var` is [`Transaction::ctl_excluded`].
+    fn ctl_exclusion_names(&self, rule: &Rule, var: Var) -> bool {
+        let s = &self.state;
+        s.removed_targets_by_id
+            .iter()
+            .any(|(ids, e)| e.var == var && ids.iter().any(|r| r.contains(rule.chain_id)))
+            || s.removed_targets_by_tag
+                .iter()
+                .any(|(t, e)| e.var == var && t.selects(rule))
+            || s.removed_targets_by_msg.iter().any(|(_, e)| e.var == var)
+    }
+
+    /// Whether the value of `var` with `key` is excluded from `rule`: by its own
+    /// exclusions or a `ctl`'s.
     pub(super) fn excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
-        if rule.exclusions.iter().any(|e| e.excludes(var, key)) {
-            return true;
-        }
+        rule.exclusions.iter().any(|e| e.excludes(var, key)) || self.ctl_excluded(rule, var, key)
+    }
+
+    /// Whether a `ctl` of this transaction excluded the value of `var` with `key`
+    /// from `rule`.
+    fn ctl_excluded(&self, rule: &Rule, var: Var, key: &[u8]) -> bool {
         let id = rule.chain_id;
         if self
             .state
@@ -885,10 +914,13 @@ impl Transaction {
         {
             return true;
         }
-        // The target test is cheap and usually false: do it before the tag regexes.
-        if self.state.removed_targets_by_tag.iter().any(|(re, e)| {
-            e.excludes(var, key) && rule.meta.tags.iter().any(|t| re.is_match(t.as_bytes()))
-        }) {
+        // The tag test is one bit (the rules a tag regex selects are known).
+        if self
+            .state
+            .removed_targets_by_tag
+            .iter()
+            .any(|(s, e)| s.selects(rule) && e.excludes(var, key))
+        {
             return true;
         }
         // ctl:ruleRemoveTargetByMsg: the rule's msg as expanded now.
@@ -926,18 +958,24 @@ impl Transaction {
         }
         // One buffer for the expanded values, kept across calls: no allocation.
         let mut value = std::mem::take(&mut self.setvar_buf);
+        let mut raw = std::mem::take(&mut self.setvar_key);
         for sv in &rule.setvars {
-            let mut raw = Vec::new();
-            let expanded;
+            let lossy;
             let key: &str = match &sv.key_literal {
                 Some(k) => k,
                 None => {
                     // Lower-casing the bytes first gives the same key as lower-casing
                     // the lossy string: invalid sequences hold no ASCII byte.
+                    raw.clear();
                     self.expand(&sv.key, Some(rule), &mut raw);
                     raw.make_ascii_lowercase();
-                    expanded = String::from_utf8_lossy(&raw);
-                    &expanded
+                    match std::str::from_utf8(&raw) {
+                        Ok(k) => k,
+                        Err(_) => {
+                            lossy = String::from_utf8_lossy(&raw).into_owned();
+                            &lossy
+                        }
+                    }
                 }
             };
             value.clear();
@@ -966,6 +1004,7 @@ impl Transaction {
             }
         }
         self.setvar_buf = value;
+        self.setvar_key = raw;
     }
 
     /// Effects after the whole chain matched, for one link (`rule`).

@@ -33,6 +33,7 @@ pub(crate) struct Buffers {
     pub tbuf: Vec<u8>,
     pub admission: Admission,
     pub setvar_buf: Vec<u8>,
+    pub setvar_key: Vec<u8>,
     pub bits_buf: Vec<u64>,
     pub target_sets: Vec<super::targets::TargetSetCache>,
     pub class_unions: Vec<super::classes::ClassUnion>,
@@ -52,6 +53,7 @@ impl Buffers {
             + self.vbuf.capacity()
             + self.tbuf.capacity()
             + self.setvar_buf.capacity()
+            + self.setvar_key.capacity()
             + self.bits_buf.capacity() * 8
             + self.admission.capacity_bytes()
             + self
@@ -135,6 +137,7 @@ pub(crate) fn give(mut b: Buffers) {
     }
     b.lent_buf.clear();
     b.setvar_buf.clear();
+    b.setvar_key.clear();
     b.tx.clear();
     b.matched_vars.clear();
     // Clearing keeps every capacity: the sizes measured above still hold.

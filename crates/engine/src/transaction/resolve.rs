@@ -48,7 +48,10 @@ impl Transaction {
         s.push_str(c.var.name());
         if !e.key.is_empty() && !c.count {
             s.push(':');
-            s.push_str(&String::from_utf8_lossy(&e.key));
+            match std::str::from_utf8(&e.key) {
+                Ok(k) => s.push_str(k),
+                Err(_) => s.push_str(&String::from_utf8_lossy(&e.key)),
+            }
         }
     }
 
