@@ -20,6 +20,9 @@ use crate::transform::triggers::{self, ByteMask};
 pub(crate) struct ClassUnion {
     /// The lists' version it was made for (`None`: never).
     version: Option<u64>,
+    /// The data generation at which it was last found current: while the
+    /// generation is the same, no list changed (no version to compute).
+    checked_at: Option<u64>,
     /// A value is not in the arena: the union is unknown.
     pub(crate) unknown: bool,
     /// The class has no value (without the result cache's): the union is empty
@@ -65,6 +68,7 @@ impl ClassUnion {
     /// Marks it as not made (keeping its buffers).
     pub(crate) fn forget(&mut self) {
         self.version = None;
+        self.checked_at = None;
     }
 
     /// Bytes held (for the pool's size bound).
@@ -188,10 +192,15 @@ impl Transaction {
         if self.class_unions.len() <= i {
             self.class_unions.resize_with(i + 1, ClassUnion::default);
         }
+        let generation = self.data.generation();
+        if self.class_unions[i].checked_at == Some(generation) {
+            return;
+        }
         let plan = &program.classes;
         let ch = plan.class_chains[i];
         let version = self.class_version(program, ch.class);
         if self.class_unions[i].version == Some(version) {
+            self.class_unions[i].checked_at = Some(generation);
             return;
         }
         let class = &plan.classes[ch.class as usize];
@@ -200,6 +209,7 @@ impl Transaction {
             // which is not in the arena).
             let u = &mut self.class_unions[i];
             u.version = Some(version);
+            u.checked_at = Some(generation);
             u.unknown = class.scalar;
             u.empty = true;
             u.scans.clear();
@@ -209,6 +219,7 @@ impl Transaction {
         let cv = std::mem::take(&mut self.class_values[ch.class as usize]);
         let mut u = std::mem::take(&mut self.class_unions[i]);
         u.version = Some(version);
+        u.checked_at = Some(generation);
         u.unknown = false;
         u.empty = cv.values.is_empty();
         u.scans.clear();

@@ -386,17 +386,16 @@ impl Transaction {
     /// test); runs per-match effects.
     fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
         // A cached list of request data (already without what the rule's own
-        // exclusions name) is read in place when no `ctl` exclusion of this
-        // transaction applies to the rule.
-        if !self.ctl_exclusions_apply(rule) {
-            if let Some(lent) = self.take_targets(rule) {
-                let mut scratch = std::mem::take(&mut self.scratch);
-                scratch.reset();
-                let m = self.eval_candidates(program, rule, &lent.cands, &scratch);
-                self.scratch = scratch;
-                self.give_targets(lent);
-                return m;
-            }
+        // exclusions name, and what the `ctl` target removals applying to it take)
+        // is read in place.
+        let removals = self.ctl_removals_for(rule);
+        if let Some(lent) = self.take_targets(rule, removals) {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.reset();
+            let m = self.eval_candidates(program, rule, &lent.cands, &scratch);
+            self.scratch = scratch;
+            self.give_targets(lent);
+            return m;
         }
         self.eval_rule_values_resolved(program, rule)
     }

@@ -14,8 +14,11 @@
 //! result, the empty value of an unset single-valued variable) is not kept: rules
 //! with that list resolve it themselves, as without the cache.
 //!
-//! A rule no `ctl` exclusion of the transaction applies to reads the list in place
-//! ([`Transaction::take_targets`]): nothing is copied or filtered per rule.
+//! A rule reads the list in place ([`Transaction::take_targets`]): nothing is
+//! copied or filtered per rule. A rule that `ctl` target removals select (941010
+//! removes REQUEST_FILENAME from the XSS rules on most requests) reads a variant
+//! of the list without what they take, made once per list, set of removals and
+//! removals applying: the removals of a transaction only accumulate.
 
 use super::data::Scratch;
 use super::resolve::{Candidate, Src};
@@ -32,18 +35,48 @@ pub(crate) struct TargetSetCache {
     /// Whether every value is in the arena (else `cands` is not used).
     usable: bool,
     cands: Vec<Candidate>,
+    /// What `ctl_cands` was made for (`None`: not made, or lent).
+    ctl_key: Option<CtlKey>,
+    /// `cands` less the values the `ctl` target removals of `ctl_key` take.
+    ctl_cands: Vec<Candidate>,
+}
+
+/// The `ctl` target removals a list variant leaves out: those applying to a
+/// rule (`applicable`: bits over the transaction's removals by id, then by tag)
+/// among the first `entries`, from the list made for `generation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CtlKey {
+    generation: u64,
+    entries: u32,
+    applicable: u64,
 }
 
 impl TargetSetCache {
-    /// Marks the resolution as not made (keeping its buffer).
+    /// Marks the resolution as not made (keeping its buffers).
     pub(crate) fn forget(&mut self) {
         self.generation = None;
+        self.ctl_key = None;
     }
 
     /// Bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.cands.capacity() * std::mem::size_of::<Candidate>()
+        std::mem::size_of::<Self>()
+            + (self.cands.capacity() + self.ctl_cands.capacity()) * std::mem::size_of::<Candidate>()
     }
+}
+
+/// Which `ctl` target removals of a transaction apply to a rule (see
+/// [`Transaction::ctl_removals_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CtlRemovals {
+    /// None does.
+    None,
+    /// Those with these bits among the first `entries` removals by id, then by
+    /// tag.
+    Some { entries: u32, applicable: u64 },
+    /// A removal by message may (its message is expanded per evaluation), or
+    /// there are more than 64: resolved per rule.
+    Other,
 }
 
 /// Whether a target variable's values are request data alone (see the module
@@ -118,41 +151,166 @@ impl Transaction {
         entry.usable
     }
 
+    /// The `ctl` target removals of this transaction that apply to `rule`.
+    pub(crate) fn ctl_removals_for(&self, rule: &Rule) -> CtlRemovals {
+        let s = &self.state;
+        if !s.removed_targets_by_msg.is_empty() && rule.meta.msg.is_some() {
+            return CtlRemovals::Other;
+        }
+        let entries = s.removed_targets_by_id.len() + s.removed_targets_by_tag.len();
+        if entries == 0 {
+            return CtlRemovals::None;
+        }
+        if entries > 64 {
+            return CtlRemovals::Other;
+        }
+        let mut applicable = 0u64;
+        for (i, (ids, _)) in s.removed_targets_by_id.iter().enumerate() {
+            if ids.iter().any(|r| r.contains(rule.chain_id)) {
+                applicable |= 1 << i;
+            }
+        }
+        let n = s.removed_targets_by_id.len();
+        for (i, (t, _)) in s.removed_targets_by_tag.iter().enumerate() {
+            if t.selects(rule) {
+                applicable |= 1 << (n + i);
+            }
+        }
+        if applicable == 0 {
+            return CtlRemovals::None;
+        }
+        CtlRemovals::Some {
+            entries: entries as u32,
+            applicable,
+        }
+    }
+
     /// Takes the rule's cached list (as [`Transaction::cached_targets`] would
-    /// append it) out of the cache for the rule's evaluation, when usable; give
-    /// it back with [`Transaction::give_targets`]. While taken, the entry counts as
-    /// not made, so a nested resolution would make it again.
-    pub(crate) fn take_targets(&mut self, rule: &Rule) -> Option<LentTargets> {
+    /// append it), less what the `ctl` target removals `removals` take, out of the
+    /// cache for the rule's evaluation, when usable; give it back with
+    /// [`Transaction::give_targets`]. While taken, the list counts as not made, so
+    /// a nested resolution would make it again.
+    pub(crate) fn take_targets(
+        &mut self,
+        rule: &Rule,
+        removals: CtlRemovals,
+    ) -> Option<LentTargets> {
         let ts = rule.target_set?;
         let entry = self.target_set_entry(rule, ts);
         if !entry.usable {
             return None;
         }
-        let generation = entry.generation.take()?;
+        let (entries, applicable) = match removals {
+            CtlRemovals::None => {
+                let generation = entry.generation.take()?;
+                return Some(LentTargets {
+                    set: ts,
+                    kind: Lent::All(generation),
+                    cands: std::mem::take(&mut entry.cands),
+                });
+            }
+            CtlRemovals::Some {
+                entries,
+                applicable,
+            } => (entries, applicable),
+            CtlRemovals::Other => return None,
+        };
+        let key = CtlKey {
+            generation: entry.generation?,
+            entries,
+            applicable,
+        };
+        if entry.ctl_key != Some(key) {
+            let cands = std::mem::take(&mut entry.cands);
+            let mut kept = std::mem::take(&mut entry.ctl_cands);
+            kept.clear();
+            // A removal names one variable: values of the others are kept
+            // without looking at their keys.
+            let named = self.removal_vars(applicable);
+            for &c in &cands {
+                if named.contains(&c.var)
+                    && self.removed_by(applicable, c.var, &self.entry_of(&c, &[]).key)
+                {
+                    continue;
+                }
+                kept.push(c);
+            }
+            let entry = &mut self.target_sets[ts as usize];
+            entry.cands = cands;
+            entry.ctl_cands = kept;
+        }
+        let entry = &mut self.target_sets[ts as usize];
+        entry.ctl_key = None;
         Some(LentTargets {
             set: ts,
-            generation,
-            cands: std::mem::take(&mut entry.cands),
+            kind: Lent::LessCtl(key),
+            cands: std::mem::take(&mut entry.ctl_cands),
         })
     }
 
-    /// Returns a list [`Transaction::take_targets`] lent (unless the entry was made
+    /// The `ctl` target removals `applicable` (bits over the removals by id, then
+    /// by tag).
+    fn removals(&self, applicable: u64) -> impl Iterator<Item = &crate::rule::Exclusion> {
+        let by_id = self.state.removed_targets_by_id.iter().map(|(_, e)| e);
+        let by_tag = self.state.removed_targets_by_tag.iter().map(|(_, e)| e);
+        by_id
+            .chain(by_tag)
+            .enumerate()
+            .take(64)
+            .filter(move |(i, _)| applicable & (1 << i) != 0)
+            .map(|(_, e)| e)
+    }
+
+    /// The variables the removals `applicable` name.
+    fn removal_vars(&self, applicable: u64) -> Vec<Var> {
+        let mut vars: Vec<Var> = self.removals(applicable).map(|e| e.var).collect();
+        vars.dedup();
+        vars
+    }
+
+    /// Whether one of the removals `applicable` takes the value of `var` with
+    /// `key`.
+    fn removed_by(&self, applicable: u64, var: Var, key: &[u8]) -> bool {
+        self.removals(applicable).any(|e| e.excludes(var, key))
+    }
+
+    /// Returns a list [`Transaction::take_targets`] lent (unless it was made
     /// again meanwhile).
     pub(crate) fn give_targets(&mut self, lent: LentTargets) {
-        if let Some(entry) = self.target_sets.get_mut(lent.set as usize) {
-            if entry.generation.is_none() {
-                entry.generation = Some(lent.generation);
-                entry.cands = lent.cands;
+        let Some(entry) = self.target_sets.get_mut(lent.set as usize) else {
+            return;
+        };
+        match lent.kind {
+            Lent::All(generation) => {
+                if entry.generation.is_none() {
+                    entry.generation = Some(generation);
+                    entry.cands = lent.cands;
+                }
+            }
+            Lent::LessCtl(key) => {
+                if entry.ctl_key.is_none() {
+                    entry.ctl_key = Some(key);
+                    entry.ctl_cands = lent.cands;
+                }
             }
         }
     }
+}
+
+/// Which of an entry's lists was lent.
+#[derive(Debug, Clone, Copy)]
+enum Lent {
+    /// The list (made for this version).
+    All(u64),
+    /// The list less some `ctl` target removals.
+    LessCtl(CtlKey),
 }
 
 /// A target-set cache entry's list, lent to one rule's evaluation.
 #[derive(Debug)]
 pub(crate) struct LentTargets {
     set: u32,
-    generation: u64,
+    kind: Lent,
     /// The values (all in the arena).
     pub cands: Vec<Candidate>,
 }
