@@ -78,3 +78,45 @@ SecRule ARGS:b "@rx ^(\d+)$" "id:2,phase:1,capture,pass,nolog,setvar:'tx.num=%{t
         .unwrap_or_else(|| panic!("n not admitted"));
     assert_eq!(e.result(idx(2)), Some(false));
 }
+
+#[test]
+fn results_on_values_exclusions_remove_are_learned_without_effects() {
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRule REQUEST_URI "@beginsWith /x" "id:1,phase:1,pass,nolog,ctl:ruleRemoveTargetById=12;ARGS:c"
+SecRule ARGS|!ARGS:skip "@rx evil" "id:10,phase:1,pass,nolog,setvar:'tx.hits10=+1'"
+SecRule ARGS|!ARGS:skip "@rx ev(il)" "id:11,phase:1,pass,nolog,capture,setvar:'tx.hits11=+1'"
+SecRule ARGS "@rx calm" "id:12,phase:1,pass,nolog,setvar:'tx.hits12=+1'"
+"#,
+    );
+    for i in 0..400 {
+        let tx = run(&p, "/x?a=fine&skip=evil&c=calm&d=also-calm");
+        // Only `d` reaches a rule that matches it: `skip` is excluded from 10 and
+        // 11, `c` removed from 12 by the ctl.
+        assert_eq!(tx.tx("hits10"), None, "request {i}");
+        assert_eq!(tx.tx("hits11"), None, "request {i}");
+        assert_eq!(tx.tx("hits12"), Some(&b"1"[..]), "request {i}");
+    }
+    let idx = |id: u32| {
+        p.rules
+            .iter()
+            .position(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}")) as u32
+    };
+    let entry = |value: &[u8]| {
+        p.caches
+            .lookup(value)
+            .unwrap_or_else(|| panic!("{value:?} not admitted"))
+    };
+    // Evaluated values, as before.
+    assert_eq!(entry(b"fine").result(idx(10)), Some(false));
+    assert_eq!(entry(b"also-calm").result(idx(12)), Some(true));
+    // Removed by the rule's own exclusion: learned, match or not.
+    assert_eq!(entry(b"evil").result(idx(10)), Some(true));
+    // A capture rule's match needs its groups: left unknown.
+    assert_eq!(entry(b"evil").result(idx(11)), None);
+    // Removed by the ctl: learned.
+    assert_eq!(entry(b"calm").result(idx(12)), Some(true));
+    assert_eq!(entry(b"calm").result(idx(10)), Some(false));
+}

@@ -394,6 +394,9 @@ impl Transaction {
             scratch.reset();
             let m = self.eval_candidates(program, rule, &lent.cands, &scratch);
             self.scratch = scratch;
+            if !lent.excluded.is_empty() {
+                self.learn_excluded(program, rule, &lent.excluded);
+            }
             self.give_targets(lent);
             return m;
         }

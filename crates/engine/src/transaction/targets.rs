@@ -35,10 +35,14 @@ pub(crate) struct TargetSetCache {
     /// Whether every value is in the arena (else `cands` is not used).
     usable: bool,
     cands: Vec<Candidate>,
+    /// The slots of the values the exclusions removed.
+    excluded: Vec<u32>,
     /// What `ctl_cands` was made for (`None`: not made, or lent).
     ctl_key: Option<CtlKey>,
     /// `cands` less the values the `ctl` target removals of `ctl_key` take.
     ctl_cands: Vec<Candidate>,
+    /// `excluded` and the slots of the values those removals took.
+    ctl_excluded: Vec<u32>,
 }
 
 /// The `ctl` target removals a list variant leaves out: those applying to a
@@ -62,6 +66,7 @@ impl TargetSetCache {
     pub(crate) fn capacity_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + (self.cands.capacity() + self.ctl_cands.capacity()) * std::mem::size_of::<Candidate>()
+            + (self.excluded.capacity() + self.ctl_excluded.capacity()) * 4
     }
 }
 
@@ -121,15 +126,22 @@ impl Transaction {
                 self.collect(spec, rule, &mut scratch, &mut cands);
             }
             let usable = cands.iter().all(|c| matches!(c.src, Src::Slot(_)));
+            let mut excluded = std::mem::take(&mut self.target_sets[i].excluded);
+            excluded.clear();
             if usable && !rule.exclusions.is_empty() {
                 // Every rule of the set has these exclusions (they are part of its
                 // key): applied once here.
                 cands.retain(|c| {
                     let key = &self.entry_of(c, &[]).key;
-                    !rule.exclusions.iter().any(|e| e.excludes(c.var, key))
+                    let out = rule.exclusions.iter().any(|e| e.excludes(c.var, key));
+                    if let (true, Src::Slot(slot)) = (out, c.src) {
+                        excluded.push(slot);
+                    }
+                    !out
                 });
             }
             let entry = &mut self.target_sets[i];
+            entry.excluded = excluded;
             entry.usable = usable;
             entry.generation = Some(generation);
             entry.cands = cands;
@@ -207,6 +219,7 @@ impl Transaction {
                     set: ts,
                     kind: Lent::All(generation),
                     cands: std::mem::take(&mut entry.cands),
+                    excluded: std::mem::take(&mut entry.excluded),
                 });
             }
             CtlRemovals::Some {
@@ -223,7 +236,9 @@ impl Transaction {
         if entry.ctl_key != Some(key) {
             let cands = std::mem::take(&mut entry.cands);
             let mut kept = std::mem::take(&mut entry.ctl_cands);
+            let mut excluded = std::mem::take(&mut entry.ctl_excluded);
             kept.clear();
+            excluded.clone_from(&entry.excluded);
             // A removal names one variable: values of the others are kept
             // without looking at their keys.
             let named = self.removal_vars(applicable);
@@ -231,6 +246,9 @@ impl Transaction {
                 if named.contains(&c.var)
                     && self.removed_by(applicable, c.var, &self.entry_of(&c, &[]).key)
                 {
+                    if let Src::Slot(slot) = c.src {
+                        excluded.push(slot);
+                    }
                     continue;
                 }
                 kept.push(c);
@@ -238,6 +256,7 @@ impl Transaction {
             let entry = &mut self.target_sets[ts as usize];
             entry.cands = cands;
             entry.ctl_cands = kept;
+            entry.ctl_excluded = excluded;
         }
         let entry = &mut self.target_sets[ts as usize];
         entry.ctl_key = None;
@@ -245,6 +264,7 @@ impl Transaction {
             set: ts,
             kind: Lent::LessCtl(key),
             cands: std::mem::take(&mut entry.ctl_cands),
+            excluded: std::mem::take(&mut entry.ctl_excluded),
         })
     }
 
@@ -285,12 +305,14 @@ impl Transaction {
                 if entry.generation.is_none() {
                     entry.generation = Some(generation);
                     entry.cands = lent.cands;
+                    entry.excluded = lent.excluded;
                 }
             }
             Lent::LessCtl(key) => {
                 if entry.ctl_key.is_none() {
                     entry.ctl_key = Some(key);
                     entry.ctl_cands = lent.cands;
+                    entry.ctl_excluded = lent.excluded;
                 }
             }
         }
@@ -313,4 +335,6 @@ pub(crate) struct LentTargets {
     kind: Lent,
     /// The values (all in the arena).
     pub cands: Vec<Candidate>,
+    /// The slots of the values the exclusions (and `ctl` removals) took.
+    pub excluded: Vec<u32>,
 }
