@@ -125,11 +125,18 @@ impl ValueEntry {
     /// (`multi`) not known to leave every intermediate value unmatched. A rule
     /// outside the set is known not to match the value.
     pub fn maybe_into(&self, out: &mut [u64], multi: &[u64]) {
-        let w = self.words;
-        for (i, (o, &m)) in out.iter_mut().zip(multi).enumerate().take(w) {
-            let known = self.bits[i].load(Ordering::Acquire);
-            let matched = self.bits[w + i].load(Ordering::Relaxed);
-            let clear = self.bits[2 * w + i].load(Ordering::Relaxed);
+        // The three arrays side by side (no index arithmetic or bounds test per
+        // word: this runs once per cached value and class).
+        let (known, rest) = self.bits.split_at(self.words.min(self.bits.len()));
+        let (matched, clear) = rest.split_at(self.words.min(rest.len()));
+        let words = out
+            .iter_mut()
+            .zip(multi)
+            .zip(known.iter().zip(matched).zip(clear));
+        for ((o, &m), ((known, matched), clear)) in words {
+            let known = known.load(Ordering::Acquire);
+            let matched = matched.load(Ordering::Relaxed);
+            let clear = clear.load(Ordering::Relaxed);
             *o |= ((!known | matched) & !m) | (!clear & m);
         }
     }

@@ -120,3 +120,33 @@ SecRule ARGS "@rx calm" "id:12,phase:1,pass,nolog,setvar:'tx.hits12=+1'"
     assert_eq!(entry(b"calm").result(idx(12)), Some(true));
     assert_eq!(entry(b"calm").result(idx(10)), Some(false));
 }
+
+#[test]
+fn a_rule_over_cached_values_is_ruled_out_only_when_none_may_match() {
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRule ARGS "@rx attack" "id:10,phase:1,pass,nolog,setvar:'tx.hits=+1'"
+SecRule ARGS_NAMES "@rx attack" "id:11,phase:1,pass,nolog,setvar:'tx.names=+1'"
+"#,
+    );
+    for i in 0..600 {
+        // Repeated values, cached as not matching.
+        let tx = run(&p, "/?a=fine&b=calm");
+        assert_eq!(tx.tx("hits"), None, "request {i}");
+        // A new value beside them (not cached): it is evaluated.
+        if i % 10 == 0 {
+            let tx = run(&p, &format!("/?a=fine&b=calm&c=attack{i}"));
+            assert_eq!(tx.tx("hits"), Some(&b"1"[..]), "request {i}");
+        }
+        // A repeated value that matches: its entry keeps the rule.
+        if i % 7 == 0 {
+            let tx = run(&p, "/?a=fine&attack=attack");
+            assert_eq!(tx.tx("hits"), Some(&b"1"[..]), "request {i}");
+            assert_eq!(tx.tx("names"), Some(&b"1"[..]), "request {i}");
+        }
+    }
+    // The repeated values were cached (so the checks above ran on cached values).
+    assert!(p.caches.lookup(b"fine").is_some());
+    assert!(p.caches.lookup(b"attack").is_some());
+}

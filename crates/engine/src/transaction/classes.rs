@@ -62,6 +62,9 @@ pub(crate) struct ClassMaybe {
     pub(crate) rules: Vec<u64>,
     /// No cached value: `rules` is empty.
     pub(crate) empty: bool,
+    /// A value has no result-cache entry (or the class is not pure: its values'
+    /// entries do not stand in for them).
+    pub(crate) uncached: bool,
 }
 
 impl ClassUnion {
@@ -315,7 +318,8 @@ impl Transaction {
         m.version = Some(version);
         m.rules.clear();
         m.empty = true;
-        if plan.class_pure[i] {
+        m.uncached = !plan.class_pure.get(i).copied().unwrap_or(false);
+        if !m.uncached {
             let c = &plan.classes[i];
             for &list in &c.lists {
                 for k in 0..self.data.slots(list).len() {
@@ -325,12 +329,15 @@ impl Transaction {
                             continue;
                         }
                     }
-                    if let Some(e) = self.data.cached(slot, &program.caches) {
-                        if m.empty {
-                            m.empty = false;
-                            m.rules.resize(plan.multi_rules.len(), 0);
+                    match self.data.cached(slot, &program.caches) {
+                        Some(e) => {
+                            if m.empty {
+                                m.empty = false;
+                                m.rules.resize(plan.multi_rules.len(), 0);
+                            }
+                            e.maybe_into(&mut m.rules, &plan.multi_rules);
                         }
-                        e.maybe_into(&mut m.rules, &plan.multi_rules);
+                        None => m.uncached = true,
                     }
                 }
             }

@@ -50,6 +50,15 @@ pub(crate) struct Admission {
     /// Classes of unset single-valued variables (one empty value, not in the
     /// arena: their unions are unknown).
     unknown: Vec<u64>,
+    /// With the result cache: whether `uncached` and `all_maybe` are made for
+    /// this epoch.
+    settled: bool,
+    /// Classes with a value that has no result-cache entry (or that are not
+    /// pure).
+    uncached: Vec<u64>,
+    /// The union of every class's maybe set, each limited to the class's rules
+    /// (rules by index).
+    all_maybe: Vec<u64>,
 }
 
 impl Admission {
@@ -157,6 +166,7 @@ impl Transaction {
             a.nonempty.resize(words, 0);
             a.unknown.clear();
             a.unknown.resize(words, 0);
+            a.settled = false;
             for (i, c) in program.classes.classes.iter().enumerate() {
                 let bit = 1u64 << (i % 64);
                 if c.lists.iter().any(|&l| !self.data.slots(l).is_empty()) {
@@ -166,6 +176,31 @@ impl Transaction {
                 }
             }
         }
+        // With the result cache, most groups are ruled out before their unions:
+        // when every value of the group's classes is cached (and they are known),
+        // a rule no class's maybe set holds cannot match (the group's own maybe
+        // set is a subset of the union of all classes'; its scans, of no value).
+        if program.options.value_cache {
+            if !self.admission.settled {
+                self.settle(program);
+            }
+            let a = &self.admission;
+            if let Some(gp) = program.classes.groups.get(group as usize) {
+                let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
+                if !gp.unclassed
+                    && !xml
+                    && !crate::prefilter::has(&a.all_maybe, rule.index)
+                    && gp
+                        .class_mask
+                        .iter()
+                        .zip(a.uncached.iter().zip(&a.unknown))
+                        .all(|(m, (u, k))| m & (u | k) == 0)
+                {
+                    return false;
+                }
+            }
+        }
+        let a = &mut self.admission;
         let g = group as usize;
         if a.groups.len() <= g {
             a.groups.resize(g + 1, (0, false));
@@ -177,6 +212,42 @@ impl Transaction {
         a.groups[g].1
             || crate::prefilter::has(&a.bits, bit)
             || (program.options.value_cache && crate::prefilter::has(&a.maybe, rule.index))
+    }
+
+    /// Makes the admission's `uncached` classes and `all_maybe` rules for this
+    /// epoch, from every class with a value.
+    fn settle(&mut self, program: &crate::Program) {
+        let plan = &program.classes;
+        let words = plan.classes.len().div_ceil(64);
+        let mut uncached = std::mem::take(&mut self.admission.uncached);
+        let mut all = std::mem::take(&mut self.admission.all_maybe);
+        uncached.clear();
+        uncached.resize(words, 0);
+        all.clear();
+        all.resize(plan.multi_rules.len(), 0);
+        for i in 0..plan.classes.len() {
+            if self.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
+                continue;
+            }
+            self.class_maybe(program, i as u32);
+            let m = &self.class_maybes[i];
+            if m.uncached {
+                uncached[i / 64] |= 1 << (i % 64);
+            }
+            if !m.empty {
+                // An entry knows nothing of the rules that do not read its value:
+                // only the class's own rules count.
+                if let Some(own) = plan.class_rules.get(i) {
+                    for ((o, &x), &r) in all.iter_mut().zip(&m.rules).zip(own) {
+                        *o |= x & r;
+                    }
+                }
+            }
+        }
+        let a = &mut self.admission;
+        a.uncached = uncached;
+        a.all_maybe = all;
+        a.settled = true;
     }
 
     /// Merges group `g`'s class chains (and, with the result cache, classes) into
