@@ -385,54 +385,65 @@ impl Transaction {
     /// Evaluates the rule's values with its operator (after the prefilter's group
     /// test); runs per-match effects.
     fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.reset();
         // A cached list of request data (already without what the rule's own
         // exclusions name, and what the `ctl` target removals applying to it take)
-        // is read in place.
+        // is read in place; other lists are resolved into a buffer reused across
+        // rules. One call of the value loop for both (it is inlined here).
         let removals = self.ctl_removals_for(rule);
-        if let Some(lent) = self.take_targets(rule, removals) {
-            let mut scratch = std::mem::take(&mut self.scratch);
-            scratch.reset();
-            let m = self.eval_candidates(program, rule, &lent.cands, &scratch);
-            self.scratch = scratch;
-            if !lent.excluded.is_empty() {
-                self.learn_excluded(program, rule, &lent.excluded);
+        let mut lent = self.take_targets(rule, removals);
+        let cands = match &mut lent {
+            Some(l) => std::mem::take(&mut l.cands),
+            None => {
+                let mut cands = std::mem::take(&mut self.cands);
+                cands.clear();
+                self.resolve_targets(rule, &mut scratch, &mut cands);
+                cands
             }
-            self.give_targets(lent);
-            return m;
+        };
+        let m = self.eval_candidates(program, rule, &cands, &scratch);
+        self.scratch = scratch;
+        match lent {
+            Some(mut l) => {
+                l.cands = cands;
+                if !l.excluded.is_empty() {
+                    self.learn_excluded(program, rule, &l.excluded);
+                }
+                self.give_targets(l);
+            }
+            None => self.cands = cands,
         }
-        self.eval_rule_values_resolved(program, rule)
+        m
     }
 
-    /// [`Transaction::eval_rule_values`] resolving the rule's values into the
-    /// transaction's buffers (and applying exclusions there).
-    fn eval_rule_values_resolved(&mut self, program: &crate::Program, rule: &Rule) -> bool {
-        // Resolve candidates into buffers reused across rules.
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let mut cands = std::mem::take(&mut self.cands);
-        scratch.reset();
-        cands.clear();
-        if self.cached_targets(rule, &mut cands) {
+    /// Resolves `rule`'s values into `cands` (its exclusions and the `ctl` target
+    /// removals applied), those not in the arena into `scratch`.
+    fn resolve_targets(
+        &mut self,
+        rule: &Rule,
+        scratch: &mut super::data::Scratch,
+        cands: &mut Vec<super::resolve::Candidate>,
+    ) {
+        if self.cached_targets(rule, cands) {
             // The rule's own exclusions are applied in the cached list; a `ctl`'s
             // may remain (a cached list has no counts: every value is subject).
-            self.drop_excluded(rule, &scratch, &mut cands, 0, false);
+            self.drop_excluded(rule, scratch, cands, 0, false);
         } else {
             let may_exclude = !rule.exclusions.is_empty() || self.ctl_exclusions_apply(rule);
             for spec in &rule.targets {
                 let start = cands.len();
-                self.collect(spec, rule, &mut scratch, &mut cands);
+                self.collect(spec, rule, scratch, cands);
                 if !spec.count && may_exclude {
-                    self.drop_excluded(rule, &scratch, &mut cands, start, true);
+                    self.drop_excluded(rule, scratch, cands, start, true);
                 }
             }
         }
-        let m = self.eval_candidates(program, rule, &cands, &scratch);
-        self.scratch = scratch;
-        self.cands = cands;
-        m
     }
 
     /// Evaluates `cands` (values after exclusions; `scratch` holds those not in the
     /// arena) with the rule's operator; runs per-match effects.
+    #[inline]
     fn eval_candidates(
         &mut self,
         program: &crate::Program,

@@ -32,6 +32,9 @@ pub(crate) struct TargetSetCache {
     /// The version of its variables it was made for (`None`: never; see
     /// [`Transaction::targets_version`]).
     generation: Option<u64>,
+    /// The data generation at which it was last found current (no version to
+    /// compute while it is the same).
+    checked_at: Option<u64>,
     /// Whether every value is in the arena (else `cands` is not used).
     usable: bool,
     cands: Vec<Candidate>,
@@ -59,6 +62,7 @@ impl TargetSetCache {
     /// Marks the resolution as not made (keeping its buffers).
     pub(crate) fn forget(&mut self) {
         self.generation = None;
+        self.checked_at = None;
         self.ctl_key = None;
     }
 
@@ -117,7 +121,13 @@ impl Transaction {
         if self.target_sets.len() <= i {
             self.target_sets.resize_with(i + 1, TargetSetCache::default);
         }
+        let now = self.data.generation();
+        let entry = &self.target_sets[i];
+        if entry.checked_at == Some(now) && entry.generation.is_some() {
+            return &mut self.target_sets[i];
+        }
         let generation = self.targets_version(rule);
+        self.target_sets[i].checked_at = Some(now);
         if self.target_sets[i].generation != Some(generation) {
             let mut cands = std::mem::take(&mut self.target_sets[i].cands);
             cands.clear();
