@@ -120,6 +120,14 @@ pub fn run_one_profiled(
 /// of `response_body`; returns the phase (1-4) whose processing ended with an
 /// intervention, if any. Phase 5 (logging) always runs.
 pub fn drive(tx: &mut Transaction, req: &Request, response_body: &[u8]) -> Option<u8> {
+    let decided = drive_request(tx, req);
+    drive_response(tx, decided, response_body)
+}
+
+/// The request half of [`drive`]: the request line and headers, phase 1, the body
+/// and phase 2 (which a proxy runs before it waits for the upstream). Returns the
+/// phase that ended with an intervention, if any.
+pub fn drive_request(tx: &mut Transaction, req: &Request) -> Option<u8> {
     tx.process_uri(&req.target, &req.method, &req.version);
     for (k, v) in &req.headers {
         tx.add_request_header(k.as_bytes(), v.as_bytes());
@@ -129,6 +137,16 @@ pub fn drive(tx: &mut Transaction, req: &Request, response_body: &[u8]) -> Optio
         tx.append_request_body(req.body.as_bytes());
         decided = tx.process_request_body().is_some().then_some(2);
     }
+    decided
+}
+
+/// The response half of [`drive`], after [`drive_request`] returned `decided`:
+/// phases 3 and 4 unless the request was stopped, then phase 5.
+pub fn drive_response(
+    tx: &mut Transaction,
+    mut decided: Option<u8>,
+    response_body: &[u8],
+) -> Option<u8> {
     if decided.is_none() {
         tx.add_response_header(b"Content-Type", b"text/html; charset=utf-8");
         tx.add_response_header(
@@ -175,7 +193,7 @@ pub fn run(
     iterations: usize,
     profile_every: usize,
 ) -> Report {
-    run_ordered(program, corpus, iterations, profile_every, false)
+    run_ordered(program, corpus, iterations, profile_every, false, 1)
 }
 
 /// The order of the `run` index sequence: `iterations` passes over the corpus
@@ -193,13 +211,21 @@ pub fn order(n: usize, iterations: usize, separate: bool) -> Vec<usize> {
     }
 }
 
-/// [`run`], interleaved or each request in a row (see [`order`]).
+/// [`run`], interleaved or each request in a row (see [`order`]), with
+/// `in_flight` transactions open at once.
+///
+/// With `in_flight` = N > 1 the requests go in batches of N, as a proxy with N
+/// requests waiting on its upstream runs them: the request phases (1 and 2) of all
+/// N, then the response phases (3 to 5) of each, so every transaction's phases find
+/// the CPU caches filled by the others'. Each request of a batch is counted at the
+/// batch's time divided by N; no request is profiled.
 pub fn run_ordered(
     program: &Arc<Program>,
     corpus: &[Request],
     iterations: usize,
     profile_every: usize,
     separate: bool,
+    in_flight: usize,
 ) -> Report {
     let mut profile = (profile_every > 0).then(|| Profile::new(program.rules.len()));
     let mut count = 0usize;
@@ -211,7 +237,38 @@ pub fn run_ordered(
     let mut groups: BTreeMap<String, (Histogram<u64>, u64, f64)> = BTreeMap::new();
     let mut blocked_all = 0;
     let mut total_ns = 0f64;
-    for i in order(corpus.len(), iterations, separate) {
+    let sequence = order(corpus.len(), iterations, separate);
+    if in_flight > 1 {
+        let mut open = Vec::with_capacity(in_flight);
+        for batch in sequence.chunks(in_flight) {
+            let start = Instant::now();
+            for &i in batch {
+                let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
+                let decided = drive_request(&mut tx, &corpus[i]);
+                open.push((tx, decided));
+            }
+            let mut blocked = Vec::with_capacity(batch.len());
+            for (&i, (mut tx, decided)) in batch.iter().zip(open.drain(..)) {
+                blocked.push(drive_response(&mut tx, decided, &bodies[i]).is_some());
+            }
+            let ns = start.elapsed().as_nanos() as u64 / batch.len() as u64;
+            for (&i, blocked) in batch.iter().zip(blocked) {
+                count += 1;
+                total_ns += ns as f64;
+                let _ = all.record(ns.max(1));
+                let g = groups
+                    .entry(corpus[i].name.clone())
+                    .or_insert_with(|| (new_hist(), 0, 0.0));
+                let _ = g.0.record(ns.max(1));
+                g.2 += ns as f64;
+                if blocked {
+                    g.1 += 1;
+                    blocked_all += 1;
+                }
+            }
+        }
+    }
+    for i in sequence.into_iter().filter(|_| in_flight <= 1) {
         let (r, b) = (&corpus[i], &bodies[i]);
         count += 1;
         let sample = match profile.as_mut() {

@@ -212,3 +212,22 @@ fn crs_suite_requests_give_the_plain_results_with_all_optimisations() {
     // blocked, but most requests match rules.
     assert!(report.reference_matched > 4000, "{}", report.render());
 }
+
+/// Transactions run as a proxy runs them, 16 at a time with their request and
+/// response phases apart (the work sets go from one to another between them),
+/// block the same requests as when each runs alone.
+#[test]
+fn requests_in_flight_block_as_each_does_alone() {
+    let program = compile(crs_text(), &Options::default());
+    let alone = bench::engine_bench::run_ordered(&program, corpus(), 1, 0, false, 1);
+    let in_flight = bench::engine_bench::run_ordered(&program, corpus(), 1, 0, false, 16);
+    assert_eq!(in_flight.all.requests, corpus().len() as u64);
+    assert!(alone.all.blocked > 0);
+    let blocked = |r: &bench::engine_bench::Report| {
+        r.groups
+            .iter()
+            .map(|g| (g.name.clone(), g.requests, g.blocked))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(blocked(&in_flight), blocked(&alone));
+}

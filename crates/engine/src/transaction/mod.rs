@@ -221,6 +221,14 @@ pub struct Transaction {
     pub(crate) class_maybes: Vec<classes::ClassMaybe>,
     /// Reused for a group's per-value scans lent to a rule (see [`groups`]).
     pub(crate) lent_buf: Vec<(u32, u32)>,
+    /// This transaction's number among those of the process (from 1), the owner
+    /// of the work sets it holds (see [`pool`]).
+    serial: u64,
+    /// The fields of a [`pool::WorkSet`] (`memo` to `lent_buf`) hold one from the
+    /// pool: set while a phase runs.
+    holds_work: bool,
+    /// The held work set's size when last measured.
+    work_bytes: usize,
 }
 
 impl Transaction {
@@ -243,17 +251,17 @@ impl Transaction {
             program,
             store,
             data: b.data,
-            memo: b.memo,
+            memo: Default::default(),
             state: State {
                 tx: b.tx,
                 matched_vars: b.matched_vars,
                 ..State::default()
             },
             captures: Captures::default(),
-            cands: b.cands,
-            scratch: b.scratch,
-            vbuf: b.vbuf,
-            tbuf: b.tbuf,
+            cands: Default::default(),
+            scratch: Default::default(),
+            vbuf: Default::default(),
+            tbuf: Default::default(),
             matched: Vec::new(),
             mode,
             intervention: None,
@@ -275,16 +283,19 @@ impl Transaction {
             started: Instant::now(),
             phases_done: 0,
             profile: None,
-            admission: b.admission,
-            setvar_buf: b.setvar_buf,
-            setvar_key: b.setvar_key,
-            bits_buf: b.bits_buf,
-            target_sets: b.target_sets,
-            class_unions: b.class_unions,
-            class_values: b.class_values,
-            class_maybes: b.class_maybes,
-            lent_buf: b.lent_buf,
+            admission: Default::default(),
+            setvar_buf: Default::default(),
+            setvar_key: Default::default(),
+            bits_buf: Default::default(),
+            target_sets: Default::default(),
+            class_unions: Default::default(),
+            class_values: Default::default(),
+            class_maybes: Default::default(),
+            lent_buf: Default::default(),
             uri: String::new(),
+            serial: n + 1,
+            holds_work: false,
+            work_bytes: 0,
         };
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
         t.data
@@ -877,25 +888,76 @@ impl Drop for Transaction {
         if self.program.options.value_cache && crate::value_cache::ResultCache::sampled() {
             self.program.caches.report(self.data.misses());
         }
+        self.release_work(true);
         pool::give(pool::Buffers {
             data: std::mem::take(&mut self.data),
-            memo: std::mem::take(&mut self.memo),
-            cands: std::mem::take(&mut self.cands),
-            scratch: std::mem::take(&mut self.scratch),
-            vbuf: std::mem::take(&mut self.vbuf),
-            tbuf: std::mem::take(&mut self.tbuf),
-            admission: std::mem::take(&mut self.admission),
-            setvar_buf: std::mem::take(&mut self.setvar_buf),
-            setvar_key: std::mem::take(&mut self.setvar_key),
-            bits_buf: std::mem::take(&mut self.bits_buf),
-            target_sets: std::mem::take(&mut self.target_sets),
-            class_unions: std::mem::take(&mut self.class_unions),
-            class_values: std::mem::take(&mut self.class_values),
-            class_maybes: std::mem::take(&mut self.class_maybes),
-            lent_buf: std::mem::take(&mut self.lent_buf),
             tx: std::mem::take(&mut self.state.tx),
             matched_vars: std::mem::take(&mut self.state.matched_vars),
         });
+    }
+}
+
+impl Transaction {
+    /// Takes a work set from the pool into the work fields, for a phase (see
+    /// [`pool`]): the one this transaction left, with its caches, when it is
+    /// still there, else another, cleared.
+    pub(crate) fn hold_work(&mut self) {
+        if self.holds_work {
+            return;
+        }
+        let mut w = pool::take_work(self.serial);
+        if w.owner != self.serial {
+            w.reset();
+        }
+        self.memo = w.memo;
+        self.cands = w.cands;
+        self.scratch = w.scratch;
+        self.vbuf = w.vbuf;
+        self.tbuf = w.tbuf;
+        self.admission = w.admission;
+        self.setvar_buf = w.setvar_buf;
+        self.setvar_key = w.setvar_key;
+        self.bits_buf = w.bits_buf;
+        self.target_sets = w.target_sets;
+        self.class_unions = w.class_unions;
+        self.class_values = w.class_values;
+        self.class_maybes = w.class_maybes;
+        self.lent_buf = w.lent_buf;
+        self.work_bytes = w.bytes;
+        self.holds_work = true;
+    }
+
+    /// Returns the work fields to the pool (see [`pool`]): after phase 2, when a
+    /// proxy waits for the upstream, and at the transaction's end (`last`). The fields are left empty: should anything use them before
+    /// the next [`hold_work`](Self::hold_work), they are empty caches, which are
+    /// correct.
+    pub(crate) fn release_work(&mut self, last: bool) {
+        if !self.holds_work {
+            return;
+        }
+        self.holds_work = false;
+        let bytes = self.work_bytes;
+        pool::give_work(
+            pool::WorkSet {
+                owner: self.serial,
+                bytes,
+                memo: std::mem::take(&mut self.memo),
+                cands: std::mem::take(&mut self.cands),
+                scratch: std::mem::take(&mut self.scratch),
+                vbuf: std::mem::take(&mut self.vbuf),
+                tbuf: std::mem::take(&mut self.tbuf),
+                admission: std::mem::take(&mut self.admission),
+                setvar_buf: std::mem::take(&mut self.setvar_buf),
+                setvar_key: std::mem::take(&mut self.setvar_key),
+                bits_buf: std::mem::take(&mut self.bits_buf),
+                target_sets: std::mem::take(&mut self.target_sets),
+                class_unions: std::mem::take(&mut self.class_unions),
+                class_values: std::mem::take(&mut self.class_values),
+                class_maybes: std::mem::take(&mut self.class_maybes),
+                lent_buf: std::mem::take(&mut self.lent_buf),
+            },
+            last,
+        );
     }
 }
 

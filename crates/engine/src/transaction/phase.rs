@@ -49,7 +49,13 @@ impl Transaction {
         }
         let program = std::sync::Arc::clone(&self.program);
         let phase_start = self.profile.is_some().then(std::time::Instant::now);
+        self.hold_work();
         self.run_steps(&program, phase);
+        if phase == 2 {
+            // A proxy waits for the upstream now: the set goes to the phases of
+            // other requests meanwhile.
+            self.release_work(false);
+        }
         if let (Some(start), Some(p)) = (phase_start, self.profile.as_deref_mut()) {
             p.phase_nanos[(phase - 1) as usize] += elapsed_nanos(start);
         }

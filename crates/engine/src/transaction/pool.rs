@@ -1,12 +1,24 @@
-//! Buffers a finished transaction leaves to the next one on the same thread: the
-//! value arena, the transformation memo, the TX collection and the per-rule work
-//! lists keep their capacity, so a warm thread evaluates a request without growing them again.
+//! Buffers a transaction leaves to the next one on the same thread, in two kinds.
 //!
-//! A proxy thread has as many transactions in flight as it has requests waiting on
-//! the backend (32 connections: 32 transactions), and each needs its own set, so the
-//! pool keeps up to [`POOL_MAX`] sets, as long as they hold at most
-//! [`POOL_MAX_BYTES`] together. A set that grew past [`KEEP_MAX_BYTES`] (a large
-//! body) is dropped rather than kept: memory stays bounded and flat.
+//! - [`Buffers`]: the value arena, the TX collection and MATCHED_VARS, which hold the
+//!   transaction's state and so stay with it from start to end.
+//! - [`WorkSet`]: the transformation memo, the resolved target lists, the class and
+//!   group unions and the per-rule work lists: caches and scratch space, held only
+//!   while a phase runs ([`Transaction::hold_work`](super::Transaction)) and
+//!   returned to the pool when it ends. A proxy thread with 32 requests waiting on
+//!   the backend then has 32 sets of the first kind (small) and about one of the
+//!   second, which every phase finds in the CPU caches; and memory under load grows
+//!   with the requests in flight by their data alone.
+//!
+//! Both keep their capacity, so a warm thread evaluates a request without growing
+//! them again. Each kind's pool keeps up to [`POOL_MAX`] sets, as long as they hold
+//! at most [`POOL_MAX_BYTES`] together. A set that grew past [`KEEP_MAX_BYTES`] (a
+//! large body) is dropped rather than kept: memory stays bounded and flat.
+//!
+//! A work set remembers which transaction last held it (`owner`): one that comes
+//! back to the same transaction keeps its caches (they are keyed by that
+//! transaction's data generations, see [`super::data::Data::generation`]); one that
+//! goes to another is cleared first ([`WorkSet::reset`]).
 
 use std::cell::RefCell;
 
@@ -15,17 +27,28 @@ use super::groups::Admission;
 use super::memo::TransformMemo;
 use super::resolve::Candidate;
 
-/// Most buffer sets kept per thread.
+/// Most sets of each kind kept per thread.
 const POOL_MAX: usize = 256;
-/// Most bytes the kept sets of one thread may hold together.
+/// Most bytes the kept sets of one kind may hold together, per thread.
 const POOL_MAX_BYTES: usize = 32 << 20;
-/// Largest arena (bytes of keys and values) worth keeping.
+/// Largest arena (bytes of keys and values) or memo worth keeping.
 const KEEP_MAX_BYTES: usize = 1 << 20;
 
-/// One set of reusable buffers, cleared.
+/// A transaction's state buffers, cleared.
 #[derive(Debug, Default)]
 pub(crate) struct Buffers {
     pub data: Data,
+    pub tx: crate::collection::Collection,
+    pub matched_vars: super::matched::MatchedVars,
+}
+
+/// The caches and scratch space of a running phase (see the module).
+#[derive(Debug, Default)]
+pub(crate) struct WorkSet {
+    /// The serial of the transaction that last held it (0: none).
+    pub owner: u64,
+    /// Its size when last measured (see [`give_work`]).
+    pub bytes: usize,
     pub memo: TransformMemo,
     pub cands: Vec<Candidate>,
     pub scratch: Scratch,
@@ -40,13 +63,37 @@ pub(crate) struct Buffers {
     pub class_values: Vec<super::classes::ClassValues>,
     pub class_maybes: Vec<super::classes::ClassMaybe>,
     pub lent_buf: Vec<(u32, u32)>,
-    pub tx: crate::collection::Collection,
-    pub matched_vars: super::matched::MatchedVars,
 }
 
-impl Buffers {
-    /// Bytes held by the buffers other than the arena, the memo and MATCHED_VARS
-    /// (which [`give`] measures on their own), by capacity.
+impl WorkSet {
+    /// Forgets every cached result, keeping the buffers: the set is then as good as
+    /// new for any transaction.
+    pub(crate) fn reset(&mut self) {
+        self.memo.clear();
+        self.cands.clear();
+        self.scratch.reset();
+        self.vbuf.clear();
+        self.tbuf.clear();
+        self.admission.forget();
+        for t in &mut self.target_sets {
+            t.forget();
+        }
+        for u in &mut self.class_unions {
+            u.forget();
+        }
+        for v in &mut self.class_values {
+            v.forget();
+        }
+        for m in &mut self.class_maybes {
+            m.forget();
+        }
+        self.lent_buf.clear();
+        self.setvar_buf.clear();
+        self.setvar_key.clear();
+        self.owner = 0;
+    }
+
+    /// Bytes held, by capacity, other than the memo's.
     fn other_bytes(&self) -> usize {
         self.cands.capacity() * std::mem::size_of::<Candidate>()
             + self.scratch.capacity_bytes()
@@ -77,77 +124,108 @@ impl Buffers {
                 .map(super::classes::ClassMaybe::capacity_bytes)
                 .sum::<usize>()
             + self.lent_buf.capacity() * 8
-            + self.tx.capacity_bytes()
     }
 }
 
-/// A thread's kept sets, each with its size when it was kept.
-#[derive(Default)]
-struct Pool {
-    sets: Vec<(Buffers, usize)>,
+/// A thread's kept sets of one kind, each with its size when it was kept.
+struct Kept<T> {
+    sets: Vec<(T, usize)>,
     bytes: usize,
 }
 
-thread_local! {
-    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+impl<T> Kept<T> {
+    const fn new() -> Self {
+        Kept {
+            sets: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        let (set, bytes) = self.sets.pop()?;
+        self.bytes -= bytes;
+        Some(set)
+    }
+
+    /// Keeps `set` if the pool has room for it (else it is dropped).
+    fn push(&mut self, set: T, bytes: usize) {
+        if self.sets.len() < POOL_MAX && self.bytes + bytes <= POOL_MAX_BYTES {
+            self.bytes += bytes;
+            self.sets.push((set, bytes));
+        }
+    }
 }
 
-/// A cleared buffer set: from this thread's pool, or new.
+thread_local! {
+    static POOL: RefCell<Kept<Buffers>> = const { RefCell::new(Kept::new()) };
+    static WORK: RefCell<Kept<WorkSet>> = const { RefCell::new(Kept::new()) };
+}
+
+/// A cleared set of state buffers: from this thread's pool, or new.
 pub(crate) fn take() -> Buffers {
-    POOL.try_with(|p| {
-        let mut p = p.borrow_mut();
-        let (b, bytes) = p.sets.pop()?;
-        p.bytes -= bytes;
-        Some(b)
+    POOL.try_with(|p| p.try_borrow_mut().ok()?.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Returns a set of state buffers to this thread's pool (cleared), unless the pool
+/// is full or the set is too large to keep.
+pub(crate) fn give(mut b: Buffers) {
+    let large = [b.data.capacity_bytes(), b.matched_vars.capacity_bytes()];
+    if large.iter().any(|&n| n > KEEP_MAX_BYTES) {
+        return;
+    }
+    b.data.clear();
+    b.tx.clear();
+    b.matched_vars.clear();
+    // Clearing keeps every capacity: the sizes measured above still hold.
+    let bytes = large.iter().sum::<usize>() + b.tx.capacity_bytes();
+    let _ = POOL.try_with(|p| {
+        if let Ok(mut pool) = p.try_borrow_mut() {
+            pool.push(b, bytes);
+        }
+    });
+}
+
+/// A work set from this thread's pool (the one `owner` left last, if it is still
+/// there), or new. It is not cleared: see [`WorkSet::owner`].
+pub(crate) fn take_work(owner: u64) -> WorkSet {
+    WORK.try_with(|p| {
+        let mut p = p.try_borrow_mut().ok()?;
+        // The set most recently given is on top; the one `owner` left may be just
+        // under it (another transaction's phase ran in between).
+        let n = p.sets.len();
+        if n >= 2 && p.sets[n - 1].0.owner != owner && p.sets[n - 2].0.owner == owner {
+            p.sets.swap(n - 1, n - 2);
+        }
+        p.pop()
     })
     .ok()
     .flatten()
     .unwrap_or_default()
 }
 
-/// Returns a buffer set to this thread's pool (cleared), unless the pool is full or
-/// the set is too large to keep.
-pub(crate) fn give(mut b: Buffers) {
-    let large = [
-        b.data.capacity_bytes(),
-        b.memo.capacity_bytes(),
-        b.matched_vars.capacity_bytes(),
-    ];
-    if large.iter().any(|&n| n > KEEP_MAX_BYTES) {
-        return;
+/// Returns a work set to this thread's pool (with its caches, for its owner),
+/// unless the pool is full or the set is too large to keep.
+///
+/// `last` says that its owner is done with it (the transaction ended): the set is
+/// measured then, and only then (a pass over every list it holds), so between two
+/// phases of one transaction it counts at its size when its last owner ended.
+/// What the sets of the transactions in flight grew by since is bounded by those
+/// transactions, as when each held its set from start to end.
+pub(crate) fn give_work(mut w: WorkSet, last: bool) {
+    if last {
+        let memo = w.memo.capacity_bytes();
+        if memo > KEEP_MAX_BYTES {
+            return;
+        }
+        w.bytes = memo + w.other_bytes();
     }
-    b.data.clear();
-    b.memo.clear();
-    b.cands.clear();
-    b.scratch.reset();
-    b.vbuf.clear();
-    b.tbuf.clear();
-    b.admission.forget();
-    for t in &mut b.target_sets {
-        t.forget();
-    }
-    for u in &mut b.class_unions {
-        u.forget();
-    }
-    for v in &mut b.class_values {
-        v.forget();
-    }
-    for m in &mut b.class_maybes {
-        m.forget();
-    }
-    b.lent_buf.clear();
-    b.setvar_buf.clear();
-    b.setvar_key.clear();
-    b.tx.clear();
-    b.matched_vars.clear();
-    // Clearing keeps every capacity: the sizes measured above still hold.
-    let bytes = large.iter().sum::<usize>() + b.other_bytes();
-    let _ = POOL.try_with(|p| {
+    let bytes = w.bytes;
+    let _ = WORK.try_with(|p| {
         if let Ok(mut pool) = p.try_borrow_mut() {
-            if pool.sets.len() < POOL_MAX && pool.bytes + bytes <= POOL_MAX_BYTES {
-                pool.bytes += bytes;
-                pool.sets.push((b, bytes));
-            }
+            pool.push(w, bytes);
         }
     });
 }
@@ -156,9 +234,14 @@ pub(crate) fn give(mut b: Buffers) {
 mod tests {
     use super::*;
 
-    /// The number of sets this thread's pool holds.
+    /// The number of state sets this thread's pool holds.
     fn kept() -> usize {
         POOL.with(|p| p.borrow().sets.len())
+    }
+
+    /// The number of work sets this thread's pool holds.
+    fn kept_work() -> usize {
+        WORK.with(|p| p.borrow().sets.len())
     }
 
     #[test]
@@ -166,18 +249,18 @@ mod tests {
         std::thread::spawn(|| {
             let big = POOL_MAX_BYTES / 4;
             for _ in 0..5 {
-                let mut b = Buffers::default();
-                b.vbuf.reserve_exact(big);
-                give(b);
+                let mut w = WorkSet::default();
+                w.vbuf.reserve_exact(big);
+                give_work(w, true);
             }
-            assert_eq!(kept(), 4);
-            assert!(POOL.with(|p| p.borrow().bytes) <= POOL_MAX_BYTES);
+            assert_eq!(kept_work(), 4);
+            assert!(WORK.with(|p| p.borrow().bytes) <= POOL_MAX_BYTES);
             for _ in 0..4 {
-                assert!(take().vbuf.capacity() >= big);
+                assert!(take_work(0).vbuf.capacity() >= big);
             }
-            assert_eq!(POOL.with(|p| p.borrow().bytes), 0);
+            assert_eq!(WORK.with(|p| p.borrow().bytes), 0);
             assert_eq!(
-                take().vbuf.capacity(),
+                take_work(0).vbuf.capacity(),
                 0,
                 "a new set once the pool is empty"
             );
@@ -191,8 +274,10 @@ mod tests {
         std::thread::spawn(|| {
             for _ in 0..POOL_MAX + 10 {
                 give(Buffers::default());
+                give_work(WorkSet::default(), true);
             }
             assert_eq!(kept(), POOL_MAX);
+            assert_eq!(kept_work(), POOL_MAX);
         })
         .join()
         .expect("the test thread panicked");
@@ -209,6 +294,27 @@ mod tests {
             );
             give(b);
             assert_eq!(kept(), 0);
+        })
+        .join()
+        .expect("the test thread panicked");
+    }
+
+    #[test]
+    fn a_work_set_goes_back_to_its_owner_when_it_is_one_of_the_last_two() {
+        std::thread::spawn(|| {
+            for owner in [7, 8, 9] {
+                give_work(
+                    WorkSet {
+                        owner,
+                        ..WorkSet::default()
+                    },
+                    false,
+                );
+            }
+            assert_eq!(take_work(8).owner, 8, "second from the top");
+            assert_eq!(take_work(9).owner, 9, "on top");
+            assert_eq!(take_work(1).owner, 7, "another's set when it is not there");
+            assert_eq!(take_work(1).owner, 0, "a new set once the pool is empty");
         })
         .join()
         .expect("the test thread panicked");

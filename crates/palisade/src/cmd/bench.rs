@@ -106,6 +106,12 @@ pub struct EngineArgs {
     /// request is replayed alone) instead of interleaving the corpus.
     #[arg(long)]
     pub separate: bool,
+    /// Transactions open at once: with N > 1 the requests go in batches of N, the
+    /// request phases (1-2) of all N and then the response phases (3-5) of each, as
+    /// a proxy runs N requests waiting on its upstream (each counted at the batch's
+    /// time / N; no per-rule profile).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub in_flight: usize,
     /// Optimisations on (comma-separated): all, none, prune, memo, prefilter,
     /// cache, order (learned from one profiled pass over the corpus), early_exit
     /// (opt-in: anomaly mode stops a phase once the threshold is reached; not in
@@ -118,7 +124,7 @@ pub struct EngineArgs {
     /// request by request, prints the first differences and a summary, and exits 1
     /// on any difference. With `early_exit` in --optimizations, matched rules may
     /// lack those early exit skips.
-    #[arg(long, conflicts_with_all = ["verify_inline", "separate", "threads", "profile_every"])]
+    #[arg(long, conflicts_with_all = ["verify_inline", "separate", "threads", "profile_every", "in_flight"])]
     pub verify: bool,
     /// Passes of the optimised program over the corpus in --verify (the second and
     /// later run on a warm value cache).
@@ -199,6 +205,7 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
                         args.iterations,
                         args.profile_every,
                         args.separate,
+                        args.in_flight,
                     )
                 })
             })
