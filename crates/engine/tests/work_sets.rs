@@ -79,3 +79,41 @@ fn interleaved_transactions_match_as_each_does_alone() {
         }
     }
 }
+
+/// A transaction parked after phase 1 (as the proxy does while a request body
+/// arrives), with other transactions run whole meanwhile, matches as it does alone.
+#[test]
+fn a_parked_transaction_matches_as_it_does_alone() {
+    let program = Program::from_str_with(
+        "t.conf",
+        &format!("SecRequestBodyAccess On\n{RULES}"),
+        &Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let post = |tx: &mut Transaction| {
+        let _ = tx.append_request_body(b"c=EVIL&d=x");
+        let _ = tx.process_request_body();
+    };
+    let first = |uri: &str| {
+        let mut tx = Transaction::new(Arc::clone(&program), &Connection::default());
+        tx.process_uri(uri, "POST", "1.1");
+        tx.add_request_header(b"Host", b"example.com");
+        tx.add_request_header(b"Content-Type", b"application/x-www-form-urlencoded");
+        let _ = tx.process_request_headers();
+        tx
+    };
+    let mut alone = first(URIS[1]);
+    post(&mut alone);
+    let alone = finish(alone);
+    assert!(
+        alone.contains(&(2, "p2 ARGS:c=evil".to_string())),
+        "{alone:?}"
+    );
+    let mut parked = first(URIS[1]);
+    parked.park();
+    for u in URIS {
+        let _ = finish(open(&program, u));
+    }
+    post(&mut parked);
+    assert_eq!(finish(parked), alone);
+}

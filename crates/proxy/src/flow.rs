@@ -585,6 +585,13 @@ pub async fn handle(
     let mut rest = body;
     // Body access as in force after phase 1 (`ctl:requestBodyAccess` included).
     let body_access = ctx.txn.as_ref().is_some_and(|t| t.wants_request_body());
+    if body_access && rest.is_some() {
+        // The body may be slow to come: the engine's caches go to other requests
+        // meanwhile.
+        if let Some(t) = ctx.txn.as_mut() {
+            t.park();
+        }
+    }
     if body_access {
         if let Some(rx) = rest.as_mut() {
             loop {

@@ -927,6 +927,16 @@ impl Transaction {
         self.holds_work = true;
     }
 
+    /// Gives the transaction's work set (its transformation memo, target lists and
+    /// unions: caches and scratch space) back to this thread's pool while the
+    /// caller waits, for a request body for instance: requests in flight then hold
+    /// only their data. The next phase takes a set again, this one with its caches
+    /// if no other transaction took it meanwhile. Phase 2 does this by itself when
+    /// it ends (a proxy waits for the upstream then).
+    pub fn park(&mut self) {
+        self.release_work(false);
+    }
+
     /// Returns the work fields to the pool (see [`pool`]): after phase 2, when a
     /// proxy waits for the upstream, and at the transaction's end (`last`). The fields are left empty: should anything use them before
     /// the next [`hold_work`](Self::hold_work), they are empty caches, which are
