@@ -133,6 +133,22 @@ impl Data {
             .sum()
     }
 
+    /// Frees every entry buffer larger than `max` bytes (the others are kept for
+    /// reuse) and returns the bytes still held: a pooled arena then holds what
+    /// typical values need, not the largest value each slot ever held.
+    pub fn trim(&mut self, max: usize) -> usize {
+        let mut held = 0;
+        for e in &mut self.arena {
+            for b in [&mut e.key, &mut e.value] {
+                if b.capacity() > max {
+                    *b = Vec::new();
+                }
+                held += b.capacity();
+            }
+        }
+        held
+    }
+
     /// The change counter (see the field).
     pub fn generation(&self) -> u64 {
         self.generation

@@ -21,6 +21,20 @@ impl MatchedVars {
         self.len = 0;
     }
 
+    /// Frees every entry buffer larger than `max` bytes (see
+    /// [`super::data::Data::trim`]) and returns the bytes still held.
+    pub fn trim(&mut self, max: usize) -> usize {
+        for (n, v) in &mut self.entries {
+            if n.capacity() > max {
+                *n = String::new();
+            }
+            if v.capacity() > max {
+                *v = Vec::new();
+            }
+        }
+        self.capacity_bytes()
+    }
+
     /// Bytes held, spare entries included (for the pool's size bound).
     pub fn capacity_bytes(&self) -> usize {
         self.entries.capacity() * std::mem::size_of::<(String, Vec<u8>)>()

@@ -201,6 +201,17 @@ impl TransformMemo {
         self.deleting_scans.clear();
     }
 
+    /// Frees every result buffer larger than `max` bytes (see
+    /// [`super::data::Data::trim`]) and returns the bytes still held.
+    pub fn trim(&mut self, max: usize) -> usize {
+        for b in &mut self.buffers {
+            if b.capacity() > max {
+                *b = Vec::new();
+            }
+        }
+        self.capacity_bytes()
+    }
+
     /// Bytes held by the result buffers (for the pool's size bound).
     pub fn capacity_bytes(&self) -> usize {
         self.buffers.iter().map(Vec::capacity).sum::<usize>()
