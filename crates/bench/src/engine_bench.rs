@@ -228,15 +228,11 @@ pub fn run_ordered(
     in_flight: usize,
 ) -> Report {
     let mut profile = (profile_every > 0).then(|| Profile::new(program.rules.len()));
-    let mut count = 0usize;
     let bodies: Vec<Vec<u8>> = corpus.iter().map(|r| response_body(r.resp_len)).collect();
     for (r, b) in corpus.iter().zip(&bodies) {
         run_one(program, r, b);
     }
-    let mut all = new_hist();
-    let mut groups: BTreeMap<String, (Histogram<u64>, u64, f64)> = BTreeMap::new();
-    let mut blocked_all = 0;
-    let mut total_ns = 0f64;
+    let mut tally = Tally::default();
     let sequence = order(corpus.len(), iterations, separate);
     if in_flight > 1 {
         let mut open = Vec::with_capacity(in_flight);
@@ -253,43 +249,27 @@ pub fn run_ordered(
             }
             let ns = start.elapsed().as_nanos() as u64 / batch.len() as u64;
             for (&i, blocked) in batch.iter().zip(blocked) {
-                count += 1;
-                total_ns += ns as f64;
-                let _ = all.record(ns.max(1));
-                let g = groups
-                    .entry(corpus[i].name.clone())
-                    .or_insert_with(|| (new_hist(), 0, 0.0));
-                let _ = g.0.record(ns.max(1));
-                g.2 += ns as f64;
-                if blocked {
-                    g.1 += 1;
-                    blocked_all += 1;
-                }
+                tally.record(&corpus[i].name, ns, blocked);
             }
         }
-    }
-    for i in sequence.into_iter().filter(|_| in_flight <= 1) {
-        let (r, b) = (&corpus[i], &bodies[i]);
-        count += 1;
-        let sample = match profile.as_mut() {
-            Some(p) if count.is_multiple_of(profile_every) => Some(p),
-            _ => None,
-        };
-        let start = Instant::now();
-        let blocked = run_one_profiled(program, r, b, sample);
-        let ns = start.elapsed().as_nanos() as u64;
-        total_ns += ns as f64;
-        let _ = all.record(ns.max(1));
-        let g = groups
-            .entry(r.name.clone())
-            .or_insert_with(|| (new_hist(), 0, 0.0));
-        let _ = g.0.record(ns.max(1));
-        g.2 += ns as f64;
-        if blocked {
-            g.1 += 1;
-            blocked_all += 1;
+    } else {
+        for (count, i) in sequence.into_iter().enumerate() {
+            let (r, b) = (&corpus[i], &bodies[i]);
+            let sample = match profile.as_mut() {
+                Some(p) if (count + 1).is_multiple_of(profile_every) => Some(p),
+                _ => None,
+            };
+            let start = Instant::now();
+            let blocked = run_one_profiled(program, r, b, sample);
+            tally.record(&r.name, start.elapsed().as_nanos() as u64, blocked);
         }
     }
+    let Tally {
+        all,
+        groups,
+        blocked_all,
+        total_ns,
+    } = tally;
     let stats = |name: &str, h: &Histogram<u64>, blocked: u64, sum_ns: f64| {
         let n = h.len().max(1);
         let mean = sum_ns / n as f64 / 1000.0;
@@ -310,6 +290,44 @@ pub fn run_ordered(
             .map(|(name, (h, b, s))| stats(name, h, *b, *s))
             .collect(),
         profile,
+    }
+}
+
+/// The timings of a run: over all requests and per request name (histogram,
+/// requests blocked, total ns).
+struct Tally {
+    all: Histogram<u64>,
+    groups: BTreeMap<String, (Histogram<u64>, u64, f64)>,
+    blocked_all: u64,
+    total_ns: f64,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            all: new_hist(),
+            groups: BTreeMap::new(),
+            blocked_all: 0,
+            total_ns: 0.0,
+        }
+    }
+}
+
+impl Tally {
+    /// One request of `name` that took `ns`.
+    fn record(&mut self, name: &str, ns: u64, blocked: bool) {
+        self.total_ns += ns as f64;
+        let _ = self.all.record(ns.max(1));
+        let g = self
+            .groups
+            .entry(name.to_string())
+            .or_insert_with(|| (new_hist(), 0, 0.0));
+        let _ = g.0.record(ns.max(1));
+        g.2 += ns as f64;
+        if blocked {
+            g.1 += 1;
+            self.blocked_all += 1;
+        }
     }
 }
 

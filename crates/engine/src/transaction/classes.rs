@@ -125,7 +125,7 @@ impl Transaction {
         program: &crate::Program,
         cc: u32,
     ) -> Option<&ClassUnion> {
-        let u = self.class_unions.get(cc as usize)?;
+        let u = self.work.class_unions.get(cc as usize)?;
         let class = program.classes.class_chains.get(cc as usize)?.class;
         (u.version == Some(self.class_version(program, class))).then_some(u)
     }
@@ -133,11 +133,13 @@ impl Transaction {
     /// Screens class `class`'s values for the current data (unless done).
     fn class_values(&mut self, program: &crate::Program, pf: &Prefilter, class: u32) {
         let i = class as usize;
-        if self.class_values.len() <= i {
-            self.class_values.resize_with(i + 1, ClassValues::default);
+        if self.work.class_values.len() <= i {
+            self.work
+                .class_values
+                .resize_with(i + 1, ClassValues::default);
         }
         let version = self.class_version(program, class);
-        if self.class_values[i].version == Some(version) {
+        if self.work.class_values[i].version == Some(version) {
             return;
         }
         let plan = &program.classes;
@@ -145,7 +147,7 @@ impl Transaction {
         let cache = program.options.value_cache && plan.class_pure[i];
         let body = self.data.response_body_slot();
         let words = pf.scan_words();
-        let mut cv = std::mem::take(&mut self.class_values[i]);
+        let mut cv = std::mem::take(&mut self.work.class_values[i]);
         cv.version = Some(version);
         cv.values.clear();
         cv.bytes = [0; 4];
@@ -172,11 +174,12 @@ impl Transaction {
                     cv.values.push((slot, [0; 4], super::groups::NO_OFFSET));
                     continue;
                 }
-                let bytes = *self.memo.presence(slot, base);
+                let bytes = *self.work.memo.presence(slot, base);
                 let o = self
+                    .work
                     .memo
                     .scan_offset(pf, &program.chains, slot, 0, base, false);
-                for (u, b) in cv.raw.iter_mut().zip(self.memo.bits_at(o, words)) {
+                for (u, b) in cv.raw.iter_mut().zip(self.work.memo.bits_at(o, words)) {
                     *u |= b;
                 }
                 for (u, b) in cv.bytes.iter_mut().zip(bytes) {
@@ -186,31 +189,33 @@ impl Transaction {
                 cv.values.push((slot, bytes, o));
             }
         }
-        self.class_values[i] = cv;
+        self.work.class_values[i] = cv;
     }
 
     /// Makes class chain `cc`'s union for the current values (unless made).
     pub(crate) fn class_union(&mut self, program: &crate::Program, pf: &Prefilter, cc: u32) {
         let i = cc as usize;
-        if self.class_unions.len() <= i {
-            self.class_unions.resize_with(i + 1, ClassUnion::default);
+        if self.work.class_unions.len() <= i {
+            self.work
+                .class_unions
+                .resize_with(i + 1, ClassUnion::default);
         }
         let generation = self.data.generation();
-        if self.class_unions[i].checked_at == Some(generation) {
+        if self.work.class_unions[i].checked_at == Some(generation) {
             return;
         }
         let plan = &program.classes;
         let ch = plan.class_chains[i];
         let version = self.class_version(program, ch.class);
-        if self.class_unions[i].version == Some(version) {
-            self.class_unions[i].checked_at = Some(generation);
+        if self.work.class_unions[i].version == Some(version) {
+            self.work.class_unions[i].checked_at = Some(generation);
             return;
         }
         let class = &plan.classes[ch.class as usize];
         if class.lists.iter().all(|&l| self.data.slots(l).is_empty()) {
             // No value (an unset single-valued variable yields one empty value,
             // which is not in the arena).
-            let u = &mut self.class_unions[i];
+            let u = &mut self.work.class_unions[i];
             u.version = Some(version);
             u.checked_at = Some(generation);
             u.unknown = class.scalar;
@@ -219,8 +224,8 @@ impl Transaction {
             return;
         }
         self.class_values(program, pf, ch.class);
-        let cv = std::mem::take(&mut self.class_values[ch.class as usize]);
-        let mut u = std::mem::take(&mut self.class_unions[i]);
+        let cv = std::mem::take(&mut self.work.class_values[ch.class as usize]);
+        let mut u = std::mem::take(&mut self.work.class_unions[i]);
         u.version = Some(version);
         u.checked_at = Some(generation);
         u.unknown = false;
@@ -229,7 +234,7 @@ impl Transaction {
         if !u.empty {
             self.fill_union(program, pf, ch, &cv, &mut u);
         }
-        self.class_values[ch.class as usize] = cv;
+        self.work.class_values[ch.class as usize] = cv;
         if !u.empty {
             u.admitted.clear();
             u.admitted.resize(pf.words(), 0);
@@ -244,7 +249,7 @@ impl Transaction {
                 }
             }
         }
-        self.class_unions[i] = u;
+        self.work.class_unions[i] = u;
     }
 
     /// The union of a class chain over the screened values `cv` (not empty).
@@ -272,12 +277,12 @@ impl Transaction {
         u.bits.clear();
         u.bits.resize(words, 0);
         let body = self.data.response_body_slot();
-        let mut value_bits = std::mem::take(&mut self.bits_buf);
+        let mut value_bits = std::mem::take(&mut self.work.bits_buf);
         for &(slot, bytes, raw) in &cv.values {
             // This value lacks the chain's trigger bytes: its raw scan.
             if let (true, Some(t)) = (cv.screened, triggers) {
                 if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
-                    or_into(&mut u.bits, self.memo.bits_at(raw as usize, words));
+                    or_into(&mut u.bits, self.work.memo.bits_at(raw as usize, words));
                     if keep_scans && !ch.multi {
                         u.scans.push((slot, raw));
                     }
@@ -292,29 +297,32 @@ impl Transaction {
             let long = Some(slot) == body;
             let base = &self.data.entry(slot).value;
             let o = self
+                .work
                 .memo
                 .scan_offset(pf, &program.chains, slot, ch.chain, base, long);
-            or_into(&mut u.bits, self.memo.bits_at(o, words));
+            or_into(&mut u.bits, self.work.memo.bits_at(o, words));
             if keep_scans {
                 u.scans
                     .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
             }
         }
-        self.bits_buf = value_bits;
+        self.work.bits_buf = value_bits;
     }
 
     /// Makes class `class`'s maybe set for the current values (unless made).
     pub(crate) fn class_maybe(&mut self, program: &crate::Program, class: u32) {
         let i = class as usize;
-        if self.class_maybes.len() <= i {
-            self.class_maybes.resize_with(i + 1, ClassMaybe::default);
+        if self.work.class_maybes.len() <= i {
+            self.work
+                .class_maybes
+                .resize_with(i + 1, ClassMaybe::default);
         }
         let version = self.class_version(program, class);
-        if self.class_maybes[i].version == Some(version) {
+        if self.work.class_maybes[i].version == Some(version) {
             return;
         }
         let plan = &program.classes;
-        let mut m = std::mem::take(&mut self.class_maybes[i]);
+        let mut m = std::mem::take(&mut self.work.class_maybes[i]);
         m.version = Some(version);
         m.rules.clear();
         m.empty = true;
@@ -342,7 +350,7 @@ impl Transaction {
                 }
             }
         }
-        self.class_maybes[i] = m;
+        self.work.class_maybes[i] = m;
     }
 }
 

@@ -29,8 +29,8 @@ impl Transaction {
     ) -> bool {
         let negated = rule.operator.negated;
         let mut matched_any = false;
-        let mut vbuf = std::mem::take(&mut self.vbuf);
-        let mut tbuf = std::mem::take(&mut self.tbuf);
+        let mut vbuf = std::mem::take(&mut self.work.vbuf);
+        let mut tbuf = std::mem::take(&mut self.work.tbuf);
         let mut values: Vec<Vec<u8>> = Vec::new();
         for c in cands {
             values.clear();
@@ -71,8 +71,8 @@ impl Transaction {
                 }
             }
         }
-        self.vbuf = vbuf;
-        self.tbuf = tbuf;
+        self.work.vbuf = vbuf;
+        self.work.tbuf = tbuf;
         matched_any
     }
 }

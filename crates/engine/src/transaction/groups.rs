@@ -125,9 +125,13 @@ impl Transaction {
             let base = &self.data.entry(slot).value;
             // A chain that changes the value at most in case does so at every
             // prefix: the raw value's scan stands for them all.
-            let unchanged = self.memo.scan_unchanged(&program.chains, slot, chain, base);
+            let unchanged = self
+                .work
+                .memo
+                .scan_unchanged(&program.chains, slot, chain, base);
             let scanned = if unchanged { 0 } else { chain };
             let bits = self
+                .work
                 .memo
                 .scan(pf, &program.chains, slot, scanned, base, long);
             if out.is_empty() {
@@ -153,7 +157,7 @@ impl Transaction {
         bit: u32,
     ) -> bool {
         let generation = self.data.generation();
-        let a = &mut self.admission;
+        let a = &mut self.work.admission;
         if a.generation != Some(generation) {
             a.generation = Some(generation);
             a.epoch += 1;
@@ -181,10 +185,10 @@ impl Transaction {
         // a rule no class's maybe set holds cannot match (the group's own maybe
         // set is a subset of the union of all classes'; its scans, of no value).
         if program.options.value_cache {
-            if !self.admission.settled {
+            if !self.work.admission.settled {
                 self.settle(program);
             }
-            let a = &self.admission;
+            let a = &self.work.admission;
             if let Some(gp) = program.classes.groups.get(group as usize) {
                 let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
                 if !gp.unclassed
@@ -200,7 +204,7 @@ impl Transaction {
                 }
             }
         }
-        let a = &mut self.admission;
+        let a = &mut self.work.admission;
         let g = group as usize;
         if a.groups.len() <= g {
             a.groups.resize(g + 1, (0, false));
@@ -208,7 +212,7 @@ impl Transaction {
         if a.groups[g].0 != a.epoch {
             self.admit_group(program, pf, g);
         }
-        let a = &self.admission;
+        let a = &self.work.admission;
         a.groups[g].1
             || crate::prefilter::has(&a.bits, bit)
             || (program.options.value_cache && crate::prefilter::has(&a.maybe, rule.index))
@@ -219,18 +223,18 @@ impl Transaction {
     fn settle(&mut self, program: &crate::Program) {
         let plan = &program.classes;
         let words = plan.classes.len().div_ceil(64);
-        let mut uncached = std::mem::take(&mut self.admission.uncached);
-        let mut all = std::mem::take(&mut self.admission.all_maybe);
+        let mut uncached = std::mem::take(&mut self.work.admission.uncached);
+        let mut all = std::mem::take(&mut self.work.admission.all_maybe);
         uncached.clear();
         uncached.resize(words, 0);
         all.clear();
         all.resize(plan.multi_rules.len(), 0);
         for i in 0..plan.classes.len() {
-            if self.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
+            if self.work.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
                 continue;
             }
             self.class_maybe(program, i as u32);
-            let m = &self.class_maybes[i];
+            let m = &self.work.class_maybes[i];
             if m.uncached {
                 uncached[i / 64] |= 1 << (i % 64);
             }
@@ -244,7 +248,7 @@ impl Transaction {
                 }
             }
         }
-        let a = &mut self.admission;
+        let a = &mut self.work.admission;
         a.uncached = uncached;
         a.all_maybe = all;
         a.settled = true;
@@ -254,12 +258,12 @@ impl Transaction {
     /// the admission, making their unions first where needed.
     fn admit_group(&mut self, program: &crate::Program, pf: &Prefilter, g: usize) {
         let plan = &program.classes;
-        let epoch = self.admission.epoch;
+        let epoch = self.work.admission.epoch;
         let Some(gp) = plan.groups.get(g) else {
-            self.admission.groups[g] = (epoch, true);
+            self.work.admission.groups[g] = (epoch, true);
             return;
         };
-        let a = &self.admission;
+        let a = &self.work.admission;
         let mut unknown = gp.unclassed
             || (gp.xml && (self.xml.is_some() || self.xml_failed))
             || gp
@@ -276,11 +280,11 @@ impl Transaction {
         if !unknown && any {
             for &cc in &gp.class_chains {
                 let class = program.classes.class_chains[cc as usize].class as usize;
-                if self.admission.nonempty[class / 64] & (1 << (class % 64)) == 0 {
+                if self.work.admission.nonempty[class / 64] & (1 << (class % 64)) == 0 {
                     continue;
                 }
                 self.class_union(program, pf, cc);
-                let cu = &self.class_unions[cc as usize];
+                let cu = &self.work.class_unions[cc as usize];
                 if cu.unknown {
                     unknown = true;
                     break;
@@ -288,7 +292,7 @@ impl Transaction {
                 if cu.empty {
                     continue;
                 }
-                let a = &mut self.admission;
+                let a = &mut self.work.admission;
                 let i = cc as usize;
                 if a.class_chains.len() <= i {
                     a.class_chains.resize(i + 1, 0);
@@ -302,19 +306,19 @@ impl Transaction {
         if program.options.value_cache && !unknown && any {
             for &c in &gp.classes {
                 let i = c as usize;
-                if self.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
+                if self.work.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
                     continue;
                 }
-                if self.admission.classes.get(i) == Some(&epoch) {
+                if self.work.admission.classes.get(i) == Some(&epoch) {
                     continue;
                 }
                 self.class_maybe(program, c);
-                let a = &mut self.admission;
+                let a = &mut self.work.admission;
                 if a.classes.len() <= i {
                     a.classes.resize(i + 1, 0);
                 }
                 a.classes[i] = epoch;
-                let m = &self.class_maybes[i];
+                let m = &self.work.class_maybes[i];
                 if m.empty {
                     continue;
                 }
@@ -323,7 +327,7 @@ impl Transaction {
                 }
             }
         }
-        self.admission.groups[g] = (epoch, unknown);
+        self.work.admission.groups[g] = (epoch, unknown);
     }
 
     /// Lends the per-value scans of `rule`'s group, computed for the current data,
@@ -341,13 +345,13 @@ impl Transaction {
             return None;
         }
         let g = rule.prefilter_group? as usize;
-        let a = &self.admission;
+        let a = &self.work.admission;
         match a.groups.get(g) {
             Some(&(epoch, false))
                 if epoch == a.epoch && a.generation == Some(self.data.generation()) => {}
             _ => return None,
         }
-        let mut scans = std::mem::take(&mut self.lent_buf);
+        let mut scans = std::mem::take(&mut self.work.lent_buf);
         scans.clear();
         for &cc in &program.classes.groups.get(g)?.class_chains {
             // Only unions made for the current values: a class without a value
@@ -361,7 +365,7 @@ impl Transaction {
 
     /// Gives lent scans' buffer back.
     pub(crate) fn give_value_scans(&mut self, lent: ValueScans) {
-        self.lent_buf = lent.scans;
+        self.work.lent_buf = lent.scans;
     }
 }
 

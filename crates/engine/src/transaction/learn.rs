@@ -39,14 +39,16 @@ impl Transaction {
                 continue;
             }
             let base = &self.data.entry(slot).value;
-            self.memo
+            self.work
+                .memo
                 .compute(&program.chains, slot, rule.transforms, base);
             let hit = match (rule.prefilter, &program.prefilter) {
                 (Some(bit), Some(pf)) => {
                     let long = self.data.response_body_slot() == Some(slot);
                     let base = &self.data.entry(slot).value;
                     let bits =
-                        self.memo
+                        self.work
+                            .memo
                             .scan(pf, &program.chains, slot, rule.transforms, base, long);
                     pf.admits(bits, bit).then_some(())
                 }
@@ -54,7 +56,10 @@ impl Transaction {
             }
             .map(|()| {
                 let base = &self.data.entry(slot).value;
-                let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                let v = self
+                    .work
+                    .memo
+                    .get(&program.chains, slot, rule.transforms, base);
                 op.evaluate(v, None)
             });
             let hit = hit.unwrap_or(false);

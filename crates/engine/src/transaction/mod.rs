@@ -41,7 +41,6 @@ use crate::variable::Var;
 use crate::EngineMode;
 
 use data::Data;
-use memo::TransformMemo;
 
 /// What the engine decided to do with a transaction.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -172,14 +171,8 @@ pub struct Transaction {
     program: Arc<Program>,
     store: Option<Arc<dyn CollectionStore>>,
     pub(crate) data: Data,
-    pub(crate) memo: TransformMemo,
     pub(crate) state: State,
     pub(crate) captures: Captures,
-    /// Reused per rule: the values a rule inspects and their owned copies.
-    pub(crate) cands: Vec<resolve::Candidate>,
-    pub(crate) scratch: data::Scratch,
-    pub(crate) vbuf: Vec<u8>,
-    pub(crate) tbuf: Vec<u8>,
     pub(crate) matched: Vec<MatchedRule>,
     mode: EngineMode,
     intervention: Option<Intervention>,
@@ -203,32 +196,15 @@ pub struct Transaction {
     phases_done: u8,
     uri: String,
     pub(crate) profile: Option<Box<crate::profile::Profile>>,
-    /// Which prefiltered rules may match (see [`groups`]).
-    pub(crate) admission: groups::Admission,
-    /// Reused by `setvar` for expanded values.
-    pub(crate) setvar_buf: Vec<u8>,
-    /// Reused by `setvar` for expanded keys.
-    pub(crate) setvar_key: Vec<u8>,
-    /// Reused for one value's prefilter bits (see [`groups`]).
-    pub(crate) bits_buf: Vec<u64>,
-    /// Resolved target lists (see [`targets`]).
-    pub(crate) target_sets: Vec<targets::TargetSetCache>,
-    /// The class unions (see [`classes`]).
-    pub(crate) class_unions: Vec<classes::ClassUnion>,
-    /// The classes' screened values (see [`classes`]).
-    pub(crate) class_values: Vec<classes::ClassValues>,
-    /// The classes' maybe sets (see [`classes`]).
-    pub(crate) class_maybes: Vec<classes::ClassMaybe>,
-    /// Reused for a group's per-value scans lent to a rule (see [`groups`]).
-    pub(crate) lent_buf: Vec<(u32, u32)>,
+    /// The caches and scratch space of a running phase (the transformation memo,
+    /// target lists, class and group unions, work lists): a set from the pool
+    /// while a phase runs, empty in between (see [`pool`]).
+    pub(crate) work: pool::WorkSet,
     /// This transaction's number among those of the process (from 1), the owner
     /// of the work sets it holds (see [`pool`]).
     serial: u64,
-    /// The fields of a [`pool::WorkSet`] (`memo` to `lent_buf`) hold one from the
-    /// pool: set while a phase runs.
+    /// `work` holds a set from the pool.
     holds_work: bool,
-    /// The held work set's size when last measured.
-    work_bytes: usize,
 }
 
 impl Transaction {
@@ -251,17 +227,12 @@ impl Transaction {
             program,
             store,
             data: b.data,
-            memo: Default::default(),
             state: State {
                 tx: b.tx,
                 matched_vars: b.matched_vars,
                 ..State::default()
             },
             captures: Captures::default(),
-            cands: Default::default(),
-            scratch: Default::default(),
-            vbuf: Default::default(),
-            tbuf: Default::default(),
             matched: Vec::new(),
             mode,
             intervention: None,
@@ -283,19 +254,10 @@ impl Transaction {
             started: Instant::now(),
             phases_done: 0,
             profile: None,
-            admission: Default::default(),
-            setvar_buf: Default::default(),
-            setvar_key: Default::default(),
-            bits_buf: Default::default(),
-            target_sets: Default::default(),
-            class_unions: Default::default(),
-            class_values: Default::default(),
-            class_maybes: Default::default(),
-            lent_buf: Default::default(),
             uri: String::new(),
+            work: pool::WorkSet::default(),
             serial: n + 1,
             holds_work: false,
-            work_bytes: 0,
         };
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
         t.data
@@ -749,13 +711,13 @@ impl Transaction {
         self.data.set(Var::ResponseStatus, code);
         self.data.set(Var::Status, code);
         self.data.set(Var::ResponseProtocol, protocol.as_bytes());
-        let mut line = std::mem::take(&mut self.setvar_buf);
+        let mut line = std::mem::take(&mut self.work.setvar_buf);
         line.clear();
         line.extend_from_slice(protocol.as_bytes());
         line.push(b' ');
         line.extend_from_slice(code);
         self.data.set(Var::StatusLine, &line);
-        self.setvar_buf = line;
+        self.work.setvar_buf = line;
         self.run(3);
         self.intervention.as_ref()
     }
@@ -898,7 +860,7 @@ impl Drop for Transaction {
 }
 
 impl Transaction {
-    /// Takes a work set from the pool into the work fields, for a phase (see
+    /// Takes a work set from the pool into `work`, for a phase (see
     /// [`pool`]): the one this transaction left, with its caches, when it is
     /// still there, else another, cleared.
     pub(crate) fn hold_work(&mut self) {
@@ -909,21 +871,7 @@ impl Transaction {
         if w.owner != self.serial {
             w.reset();
         }
-        self.memo = w.memo;
-        self.cands = w.cands;
-        self.scratch = w.scratch;
-        self.vbuf = w.vbuf;
-        self.tbuf = w.tbuf;
-        self.admission = w.admission;
-        self.setvar_buf = w.setvar_buf;
-        self.setvar_key = w.setvar_key;
-        self.bits_buf = w.bits_buf;
-        self.target_sets = w.target_sets;
-        self.class_unions = w.class_unions;
-        self.class_values = w.class_values;
-        self.class_maybes = w.class_maybes;
-        self.lent_buf = w.lent_buf;
-        self.work_bytes = w.bytes;
+        self.work = w;
         self.holds_work = true;
     }
 
@@ -937,37 +885,18 @@ impl Transaction {
         self.release_work(false);
     }
 
-    /// Returns the work fields to the pool (see [`pool`]): after phase 2, when a
-    /// proxy waits for the upstream, and at the transaction's end (`last`). The fields are left empty: should anything use them before
-    /// the next [`hold_work`](Self::hold_work), they are empty caches, which are
-    /// correct.
+    /// Returns the work set to the pool (see [`pool`]): after phase 2, when a proxy
+    /// waits for the upstream, and at the transaction's end (`last`). `work` is
+    /// left empty: should anything use it before the next
+    /// [`hold_work`](Self::hold_work), it holds empty caches, which are correct.
     pub(crate) fn release_work(&mut self, last: bool) {
         if !self.holds_work {
             return;
         }
         self.holds_work = false;
-        let bytes = self.work_bytes;
-        pool::give_work(
-            pool::WorkSet {
-                owner: self.serial,
-                bytes,
-                memo: std::mem::take(&mut self.memo),
-                cands: std::mem::take(&mut self.cands),
-                scratch: std::mem::take(&mut self.scratch),
-                vbuf: std::mem::take(&mut self.vbuf),
-                tbuf: std::mem::take(&mut self.tbuf),
-                admission: std::mem::take(&mut self.admission),
-                setvar_buf: std::mem::take(&mut self.setvar_buf),
-                setvar_key: std::mem::take(&mut self.setvar_key),
-                bits_buf: std::mem::take(&mut self.bits_buf),
-                target_sets: std::mem::take(&mut self.target_sets),
-                class_unions: std::mem::take(&mut self.class_unions),
-                class_values: std::mem::take(&mut self.class_values),
-                class_maybes: std::mem::take(&mut self.class_maybes),
-                lent_buf: std::mem::take(&mut self.lent_buf),
-            },
-            last,
-        );
+        let mut w = std::mem::take(&mut self.work);
+        w.owner = self.serial;
+        pool::give_work(w, last);
     }
 }
 

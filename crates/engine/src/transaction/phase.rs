@@ -368,7 +368,7 @@ impl Transaction {
         }
         if !program.options.memo {
             // No memo: nothing transformed for an earlier rule is reused.
-            self.memo.clear();
+            self.work.memo.clear();
         }
         if let (Some(bit), Some(group), Some(pf)) =
             (rule.prefilter, rule.prefilter_group, &program.prefilter)
@@ -391,7 +391,7 @@ impl Transaction {
     /// Evaluates the rule's values with its operator (after the prefilter's group
     /// test); runs per-match effects.
     fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
-        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut scratch = std::mem::take(&mut self.work.scratch);
         scratch.reset();
         // A cached list of request data (already without what the rule's own
         // exclusions name, and what the `ctl` target removals applying to it take)
@@ -402,14 +402,14 @@ impl Transaction {
         let cands = match &mut lent {
             Some(l) => std::mem::take(&mut l.cands),
             None => {
-                let mut cands = std::mem::take(&mut self.cands);
+                let mut cands = std::mem::take(&mut self.work.cands);
                 cands.clear();
                 self.resolve_targets(rule, &mut scratch, &mut cands);
                 cands
             }
         };
         let m = self.eval_candidates(program, rule, &cands, &scratch);
-        self.scratch = scratch;
+        self.work.scratch = scratch;
         match lent {
             Some(mut l) => {
                 l.cands = cands;
@@ -418,7 +418,7 @@ impl Transaction {
                 }
                 self.give_targets(l);
             }
-            None => self.cands = cands,
+            None => self.work.cands = cands,
         }
         m
     }
@@ -491,8 +491,8 @@ impl Transaction {
         };
         let negated = rule.operator.negated;
         let mut matched_any = false;
-        let mut vbuf = std::mem::take(&mut self.vbuf);
-        let mut tbuf = std::mem::take(&mut self.tbuf);
+        let mut vbuf = std::mem::take(&mut self.work.vbuf);
+        let mut tbuf = std::mem::take(&mut self.work.tbuf);
         // The group union's per-value scans: a value in which none of the rule's
         // required literals occurs is passed over with one bit test, as the memo's
         // scan below would decide (verification takes the long way, which checks).
@@ -567,7 +567,7 @@ impl Transaction {
                     {
                         if let Some(o) = l.offset(slot) {
                             // (Lent only without the result cache: nothing to learn.)
-                            if !pf.admits(self.memo.bits_at(o, pf.scan_words()), bit) {
+                            if !pf.admits(self.work.memo.bits_at(o, pf.scan_words()), bit) {
                                 continue 'values;
                             }
                         }
@@ -598,23 +598,33 @@ impl Transaction {
                         }
                         // The rule matches: only the transformed value is needed.
                         let base = &self.data.entry(slot).value;
-                        self.memo
+                        self.work
+                            .memo
                             .compute(&program.chains, slot, rule.transforms, base);
                         let base = &self.data.entry(slot).value;
-                        let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                        let v = self
+                            .work
+                            .memo
+                            .get(&program.chains, slot, rule.transforms, base);
                         let mut e = self.state.matched_vars.spare();
                         e.1.extend_from_slice(v);
                         break 'eval (known, Some(e));
                     }
                     let base = &self.data.entry(slot).value;
-                    self.memo
+                    self.work
+                        .memo
                         .compute(&program.chains, slot, rule.transforms, base);
                     if let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) {
                         let long = self.data.response_body_slot() == Some(slot);
                         let base = &self.data.entry(slot).value;
-                        let bits =
-                            self.memo
-                                .scan(pf, &program.chains, slot, rule.transforms, base, long);
+                        let bits = self.work.memo.scan(
+                            pf,
+                            &program.chains,
+                            slot,
+                            rule.transforms,
+                            base,
+                            long,
+                        );
                         if !pf.admits(bits, bit) {
                             // No required literal occurs: the operator cannot match,
                             // which the result cache learns like an evaluated miss.
@@ -626,7 +636,12 @@ impl Transaction {
                             }
                             let base = &self.data.entry(slot).value;
                             if program.options.verify {
-                                let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                                let v = self.work.memo.get(
+                                    &program.chains,
+                                    slot,
+                                    rule.transforms,
+                                    base,
+                                );
                                 assert!(
                                     !op.evaluate(v, None),
                                     "prefilter hid a match of rule {} on {:?}",
@@ -635,7 +650,12 @@ impl Transaction {
                                 );
                             }
                             if negated {
-                                let v = self.memo.get(&program.chains, slot, rule.transforms, base);
+                                let v = self.work.memo.get(
+                                    &program.chains,
+                                    slot,
+                                    rule.transforms,
+                                    base,
+                                );
                                 let mut e = self.state.matched_vars.spare();
                                 e.1.extend_from_slice(v);
                                 matched_any = true;
@@ -645,7 +665,7 @@ impl Transaction {
                             continue 'values;
                         }
                     }
-                    let v = self.memo.get(
+                    let v = self.work.memo.get(
                         &program.chains,
                         slot,
                         rule.transforms,
@@ -724,8 +744,8 @@ impl Transaction {
         if let Some(l) = lent {
             self.give_value_scans(l);
         }
-        self.vbuf = vbuf;
-        self.tbuf = tbuf;
+        self.work.vbuf = vbuf;
+        self.work.tbuf = tbuf;
         matched_any
     }
 
@@ -783,7 +803,7 @@ impl Transaction {
         n += 1;
         prefixes[..n].reverse();
         let base = &self.data.entry(slot).value;
-        self.memo.compute(chains, slot, rule.transforms, base);
+        self.work.memo.compute(chains, slot, rule.transforms, base);
         let long = self.data.response_body_slot() == Some(slot);
         let filter = match (rule.prefilter, &program.prefilter) {
             (Some(bit), Some(pf)) if !negated && !program.options.verify => Some((bit, pf)),
@@ -792,14 +812,17 @@ impl Transaction {
         let (mut matched, mut any_hit) = (false, false);
         let mut previous = None;
         for &chain in &prefixes[..n] {
-            let bytes = self.memo.bytes_id(slot, chain);
+            let bytes = self.work.memo.bytes_id(slot, chain);
             if previous == Some(bytes) {
                 continue;
             }
             previous = Some(bytes);
             if let Some((bit, pf)) = filter {
                 let base = &self.data.entry(slot).value;
-                if !pf.admits(self.memo.scan(pf, chains, slot, chain, base, long), bit) {
+                if !pf.admits(
+                    self.work.memo.scan(pf, chains, slot, chain, base, long),
+                    bit,
+                ) {
                     continue;
                 }
             }
@@ -807,7 +830,7 @@ impl Transaction {
                 self.captures.clear();
             }
             let base = &self.data.entry(slot).value;
-            let value = self.memo.get(chains, slot, chain, base);
+            let value = self.work.memo.get(chains, slot, chain, base);
             let hit = op.evaluate(value, rule.capture.then_some(&mut self.captures));
             any_hit |= hit;
             if hit != negated {
@@ -976,8 +999,8 @@ impl Transaction {
             return;
         }
         // One buffer for the expanded values, kept across calls: no allocation.
-        let mut value = std::mem::take(&mut self.setvar_buf);
-        let mut raw = std::mem::take(&mut self.setvar_key);
+        let mut value = std::mem::take(&mut self.work.setvar_buf);
+        let mut raw = std::mem::take(&mut self.work.setvar_key);
         for sv in &rule.setvars {
             let lossy;
             let key: &str = match &sv.key_literal {
@@ -1022,8 +1045,8 @@ impl Transaction {
                 }
             }
         }
-        self.setvar_buf = value;
-        self.setvar_key = raw;
+        self.work.setvar_buf = value;
+        self.work.setvar_key = raw;
     }
 
     /// Effects after the whole chain matched, for one link (`rule`).

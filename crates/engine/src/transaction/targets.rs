@@ -118,25 +118,27 @@ impl Transaction {
     /// The rule's target-set cache entry, made for the current values.
     fn target_set_entry(&mut self, rule: &Rule, ts: u32) -> &mut TargetSetCache {
         let i = ts as usize;
-        if self.target_sets.len() <= i {
-            self.target_sets.resize_with(i + 1, TargetSetCache::default);
+        if self.work.target_sets.len() <= i {
+            self.work
+                .target_sets
+                .resize_with(i + 1, TargetSetCache::default);
         }
         let now = self.data.generation();
-        let entry = &self.target_sets[i];
+        let entry = &self.work.target_sets[i];
         if entry.checked_at == Some(now) && entry.generation.is_some() {
-            return &mut self.target_sets[i];
+            return &mut self.work.target_sets[i];
         }
         let generation = self.targets_version(rule);
-        self.target_sets[i].checked_at = Some(now);
-        if self.target_sets[i].generation != Some(generation) {
-            let mut cands = std::mem::take(&mut self.target_sets[i].cands);
+        self.work.target_sets[i].checked_at = Some(now);
+        if self.work.target_sets[i].generation != Some(generation) {
+            let mut cands = std::mem::take(&mut self.work.target_sets[i].cands);
             cands.clear();
             let mut scratch = Scratch::default();
             for spec in &rule.targets {
                 self.collect(spec, rule, &mut scratch, &mut cands);
             }
             let usable = cands.iter().all(|c| matches!(c.src, Src::Slot(_)));
-            let mut excluded = std::mem::take(&mut self.target_sets[i].excluded);
+            let mut excluded = std::mem::take(&mut self.work.target_sets[i].excluded);
             excluded.clear();
             if usable && !rule.exclusions.is_empty() {
                 // Every rule of the set has these exclusions (they are part of its
@@ -150,13 +152,13 @@ impl Transaction {
                     !out
                 });
             }
-            let entry = &mut self.target_sets[i];
+            let entry = &mut self.work.target_sets[i];
             entry.excluded = excluded;
             entry.usable = usable;
             entry.generation = Some(generation);
             entry.cands = cands;
         }
-        &mut self.target_sets[i]
+        &mut self.work.target_sets[i]
     }
 
     /// Appends the values `rule`'s targets select, less those its own exclusions
@@ -263,12 +265,12 @@ impl Transaction {
                 }
                 kept.push(c);
             }
-            let entry = &mut self.target_sets[ts as usize];
+            let entry = &mut self.work.target_sets[ts as usize];
             entry.cands = cands;
             entry.ctl_cands = kept;
             entry.ctl_excluded = excluded;
         }
-        let entry = &mut self.target_sets[ts as usize];
+        let entry = &mut self.work.target_sets[ts as usize];
         entry.ctl_key = None;
         Some(LentTargets {
             set: ts,
@@ -307,7 +309,7 @@ impl Transaction {
     /// Returns a list [`Transaction::take_targets`] lent (unless it was made
     /// again meanwhile).
     pub(crate) fn give_targets(&mut self, lent: LentTargets) {
-        let Some(entry) = self.target_sets.get_mut(lent.set as usize) else {
+        let Some(entry) = self.work.target_sets.get_mut(lent.set as usize) else {
             return;
         };
         match lent.kind {
