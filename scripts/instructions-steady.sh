@@ -21,7 +21,8 @@ trap 'rm -rf "$tmp"' EXIT
 # refs FILE ITERATIONS: instructions inside the engine bench's replay loop.
 refs() {
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" \
-    "--toggle-collect=bench::engine_bench::drive" \
+    "--toggle-collect=bench::engine_bench::drive_request" \
+    "--toggle-collect=bench::engine_bench::drive_response" \
     "$bin" bench engine --crs ../shared/crs --corpus "$1" --optimizations "$opts" \
     --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
 }
