@@ -308,6 +308,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
                     rule.prefilter = Some(bit);
                     tests.push(crate::prefilter::RuleTest {
                         bit,
+                        escape: literals.as_ref().and(op.escape_bytes()),
                         literals,
                         bytes,
                     });

@@ -21,6 +21,8 @@ pub enum Admission {
         literals: usize,
         /// The required byte sets (0: none, only literals).
         byte_sets: usize,
+        /// Escape bytes: a value holding one is admitted without a literal.
+        escape: usize,
         /// The group deciding once per transaction for all its rules (see
         /// [`crate::rule::Rule::prefilter_group`]).
         group: Option<u32>,
@@ -53,6 +55,9 @@ pub fn admission(program: &Program, rule: &Rule) -> Admission {
         (Some(_), l) if l.is_some() || byte_sets > 0 => Admission::Prefiltered {
             literals: l.map_or(0, |l| l.len()),
             byte_sets,
+            escape: op
+                .escape_bytes()
+                .map_or(0, |m| m.iter().map(|w| w.count_ones() as usize).sum()),
             group: rule.prefilter_group,
         },
         _ => Admission::Always(match rule.operator.name {
@@ -98,18 +103,25 @@ pub fn render(program: &Program) -> String {
                     Admission::Prefiltered {
                         literals,
                         byte_sets,
+                        escape,
                         group,
                     } => {
                         prefiltered += 1;
                         let mut what = String::from("prefiltered:");
-                        if literals > 0 {
-                            let _ = write!(what, " {literals} literal(s)");
+                        match (literals, escape) {
+                            (0, 0) => {}
+                            (l, 0) => {
+                                let _ = write!(what, " {l} literal(s)");
+                            }
+                            (l, e) => {
+                                let _ = write!(what, " {l} literal(s) or one of {e} rare bytes");
+                            }
                         }
                         if byte_sets > 0 {
                             let _ = write!(
                                 what,
                                 "{} {byte_sets} byte set(s)",
-                                if literals > 0 { "," } else { "" }
+                                if literals + escape > 0 { "," } else { "" }
                             );
                         }
                         if let Some(g) = group {

@@ -97,7 +97,12 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
         .unwrap_or_else(|| panic!("no prefilter"));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut rules_checked, mut matches_checked, mut long_checked) = (0, 0, 0);
+    let (mut escape_rules, mut escape_checked) = (0, 0);
     assert!(pf.has_long(), "no long-value automaton");
+    assert!(
+        pf.dense_masks(),
+        "the CRS automata's match states are not densely indexed"
+    );
     let mut bits = Vec::new();
     for rule in &program.rules {
         let (Some(bit), CompiledOp::Static(op)) = (rule.prefilter, &rule.operator.op) else {
@@ -115,13 +120,26 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
             .parse(&p)
             .unwrap_or_else(|e| panic!("rule {}: {e}", rule.chain_id));
         rules_checked += 1;
-        for i in 0..60 {
+        // A rule admitted by literals or escape bytes: its matches without the
+        // escape bytes (generated from the pattern less those bytes, which random
+        // walks over the whole pattern seldom give) must hold one of its literals.
+        let escape = op.escape_bytes();
+        let restricted = escape.and_then(|e| crate::prefilter::restricted(&hir, &e));
+        if escape.is_some() {
+            escape_rules += 1;
+        }
+        for i in 0..120 {
+            let from = match (&restricted, i >= 60) {
+                (_, false) => &hir,
+                (Some(r), true) => r,
+                (None, true) => break,
+            };
             let mut s = Vec::new();
             // Some context around the match, as in real values.
             if i % 2 == 1 {
                 s.extend_from_slice(b"x=1&q ");
             }
-            generate(&hir, &mut rng, &mut s, 0);
+            generate(from, &mut rng, &mut s, 0);
             if i % 3 == 2 {
                 s.extend_from_slice(b" end");
             }
@@ -129,6 +147,9 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
                 continue;
             }
             matches_checked += 1;
+            if i >= 60 {
+                escape_checked += 1;
+            }
             // Rules that read the response body alone are left out of the main
             // automaton: their values are only ever scanned by the long-value one.
             let body_only = rule.targets.iter().all(|t| t.var == Var::ResponseBody);
@@ -157,9 +178,22 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
         }
     }
     assert!(rules_checked > 200, "only {rules_checked} rules checked");
+    assert_eq!(
+        crate::prefilter::automaton::FALLBACKS.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "a match state of the CRS automata had no precomputed masks"
+    );
     assert!(
         long_checked > 500,
         "only {long_checked} response-body matches checked"
+    );
+    assert!(
+        escape_rules >= 10,
+        "only {escape_rules} rules with escape bytes"
+    );
+    assert!(
+        escape_checked > escape_rules * 10,
+        "only {escape_checked} matches without escape bytes generated"
     );
     assert!(
         matches_checked > rules_checked * 20,

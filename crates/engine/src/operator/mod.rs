@@ -215,6 +215,13 @@ pub trait Operator: Send + Sync + fmt::Debug {
     fn required_bytes(&self) -> Option<crate::prefilter::bytes::ByteReq> {
         None
     }
+
+    /// Bytes whose presence in an input admits it even without one of
+    /// [`Operator::required_literals`]: every match holds a required literal or
+    /// one of these bytes. `None`: every match holds a required literal.
+    fn escape_bytes(&self) -> Option<crate::transform::triggers::ByteMask> {
+        None
+    }
 }
 
 /// The engine that runs a regular expression.

@@ -16,8 +16,9 @@ use crate::prefilter::bytes::ByteReq;
 pub(crate) struct Rx {
     /// `None` for the empty pattern.
     pattern: Option<Pattern>,
-    /// Literals every match contains (for the prefilter).
-    literals: Option<Vec<Vec<u8>>>,
+    /// Literals every match contains, unless it holds an escape byte (for the
+    /// prefilter).
+    literals: Option<crate::prefilter::RequiredLiterals>,
     /// Bytes every match contains (for the prefilter).
     bytes: Option<ByteReq>,
 }
@@ -33,7 +34,7 @@ impl Rx {
         let (literals, bytes) = match super::pcre::translate(argument, super::pcre::Dialect::Bytes)
         {
             super::pcre::Translation::Pattern(p) if !argument.is_empty() => (
-                crate::prefilter::regex_literals(&p),
+                crate::prefilter::regex_required(&p),
                 crate::prefilter::bytes::regex_bytes(&p),
             ),
             _ => (None, None),
@@ -63,7 +64,11 @@ impl Operator for Rx {
     }
 
     fn required_literals(&self) -> Option<Vec<Vec<u8>>> {
-        self.literals.clone()
+        self.literals.as_ref().map(|r| r.literals.clone())
+    }
+
+    fn escape_bytes(&self) -> Option<crate::transform::triggers::ByteMask> {
+        self.literals.as_ref()?.escape
     }
 
     fn required_bytes(&self) -> Option<ByteReq> {

@@ -7,6 +7,8 @@
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
+use crate::transform::triggers::ByteMask;
+
 /// Most literals one operator may contribute (a larger set is treated as "none").
 const MAX_SET: usize = 64;
 /// Longest literal kept in a cross product (longer ones are cut: a prefix of a
@@ -23,17 +25,201 @@ pub fn regex_literals(translated: &str) -> Option<Vec<Vec<u8>>> {
         .build()
         .parse(translated)
         .ok()?;
-    let set = required(&hir)?;
-    (score(&set) >= 2).then_some(set)
+    required(&hir).filter(|s| score(s) >= 2)
+}
+
+/// What every match of a pattern holds: one of `literals`, or (when given) one of
+/// the `escape` bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequiredLiterals {
+    /// Literals (lower-cased; possibly none, when only escape bytes admit).
+    pub literals: Vec<Vec<u8>>,
+    /// Bytes whose presence admits a value without a literal.
+    pub escape: Option<ByteMask>,
+}
+
+/// As [`regex_literals`]; for a pattern without usable literals, the literals of
+/// its matches that hold none of its rare bytes, with those bytes to escape (see
+/// [`without_rare_bytes`]).
+pub fn regex_required(translated: &str) -> Option<RequiredLiterals> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(translated)
+        .ok()?;
+    if let Some(literals) = required(&hir).filter(|s| score(s) >= 2) {
+        return Some(RequiredLiterals {
+            literals,
+            escape: None,
+        });
+    }
+    without_rare_bytes(&hir)
+}
+
+/// Bytes that benign values rarely hold (see [`literal_score`]).
+const RARE: &[u8] = b"<>'\"();`|{}\\$!^~[]*@";
+
+/// The literals of `h`'s matches that hold none of its rare bytes, with those
+/// bytes as escape bytes.
+///
+/// A pattern whose every match may be spread out by rare bytes (CRS's evasion-
+/// tolerant command patterns allow quotes, backslashes and `$` variables between
+/// the letters of each word) has no literal every match needs. But a match either
+/// holds one of the rare bytes the pattern can match — then the value holds it —
+/// or it is a match of the pattern with those bytes taken out of its classes and
+/// literals, whose required literals then occur. A value that holds neither
+/// cannot match.
+fn without_rare_bytes(h: &Hir) -> Option<RequiredLiterals> {
+    let mut matched = [false; 256];
+    mark_bytes(h, &mut matched);
+    let rare: Vec<u8> = RARE
+        .iter()
+        .copied()
+        .filter(|&b| matched[usize::from(b)])
+        .collect();
+    if rare.is_empty() {
+        return None;
+    }
+    let literals = match restrict(h, &rare) {
+        // No match without a rare byte.
+        None => Vec::new(),
+        // The rare bytes admit the values that hold them: the literals may be the
+        // less rare separators.
+        Some(r) => required(&r).filter(|s| score(s) >= 1)?,
+    };
+    if literals.len() > MAX_RESTRICTED {
+        return None;
+    }
+    let mut escape = [0u64; 4];
+    for b in rare {
+        escape[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    Some(RequiredLiterals {
+        literals,
+        escape: Some(escape),
+    })
+}
+
+/// `h` restricted to the matches that hold none of the `escape` bytes (`None`
+/// when it then matches nothing): what the literals of [`without_rare_bytes`] are
+/// taken from, for the proof test to generate from.
+#[cfg(test)]
+pub(crate) fn restricted(h: &Hir, escape: &ByteMask) -> Option<Hir> {
+    let gone: Vec<u8> = (0..=255u8)
+        .filter(|&b| escape[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+        .collect();
+    restrict(h, &gone)
+}
+
+/// Most literals a set from [`without_rare_bytes`] may have.
+const MAX_RESTRICTED: usize = 256;
+
+/// Marks every byte `h` can match (any byte for large classes).
+fn mark_bytes(h: &Hir, out: &mut [bool; 256]) {
+    match h.kind() {
+        HirKind::Literal(l) => {
+            for &b in l.0.iter() {
+                out[usize::from(b)] = true;
+            }
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            for r in c.ranges() {
+                for b in r.start()..=r.end() {
+                    out[usize::from(b)] = true;
+                }
+            }
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            for r in c.ranges() {
+                if r.start().is_ascii() {
+                    let end = u32::from(r.end()).min(127) as u8;
+                    for b in (r.start() as u8)..=end {
+                        out[usize::from(b)] = true;
+                    }
+                }
+                if !r.end().is_ascii() {
+                    // Multi-byte characters: bytes >= 0x80.
+                    out[0x80..].fill(true);
+                }
+            }
+        }
+        HirKind::Capture(c) => mark_bytes(&c.sub, out),
+        HirKind::Repetition(r) => mark_bytes(&r.sub, out),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().for_each(|x| mark_bytes(x, out)),
+        HirKind::Empty | HirKind::Look(_) => {}
+    }
+}
+
+/// `h` matching only strings without the bytes `gone`; `None` when it then
+/// matches nothing.
+fn restrict(h: &Hir, gone: &[u8]) -> Option<Hir> {
+    use regex_syntax::hir::{ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange};
+    Some(match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => h.clone(),
+        HirKind::Literal(l) => {
+            if l.0.iter().any(|b| gone.contains(b)) {
+                return None;
+            }
+            h.clone()
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            let mut c = c.clone();
+            c.difference(&ClassBytes::new(
+                gone.iter().map(|&b| ClassBytesRange::new(b, b)),
+            ));
+            if c.ranges().is_empty() {
+                return None;
+            }
+            Hir::class(Class::Bytes(c))
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut c = c.clone();
+            c.difference(&ClassUnicode::new(
+                gone.iter()
+                    .map(|&b| ClassUnicodeRange::new(char::from(b), char::from(b))),
+            ));
+            if c.ranges().is_empty() {
+                return None;
+            }
+            Hir::class(Class::Unicode(c))
+        }
+        HirKind::Capture(c) => restrict(&c.sub, gone)?,
+        HirKind::Repetition(r) => match restrict(&r.sub, gone) {
+            Some(sub) => Hir::repetition(regex_syntax::hir::Repetition {
+                min: r.min,
+                max: r.max,
+                greedy: r.greedy,
+                sub: Box::new(sub),
+            }),
+            None if r.min == 0 => Hir::empty(),
+            None => return None,
+        },
+        HirKind::Concat(parts) => {
+            let mut out = Vec::with_capacity(parts.len());
+            for p in parts {
+                out.push(restrict(p, gone)?);
+            }
+            Hir::concat(out)
+        }
+        HirKind::Alternation(branches) => {
+            let out: Vec<Hir> = branches.iter().filter_map(|b| restrict(b, gone)).collect();
+            if out.is_empty() {
+                return None;
+            }
+            Hir::alternation(out)
+        }
+    })
 }
 
 /// How selective a literal is likely to be on benign traffic: its length, except
 /// that single bytes rarely seen in benign values (`<`, quotes, parentheses, ...)
-/// count as two and other single bytes as none.
+/// count as two, the separators that parsing takes out of argument values (`=`,
+/// `&`, line ends) as one, and other single bytes as none.
 fn literal_score(l: &[u8]) -> usize {
     match l {
         [] => 0,
-        [b] if b"<>'\"();`|{}\\$!^~[]*@".contains(b) => 2,
+        [b] if RARE.contains(b) => 2,
+        [b'=' | b'&' | b'\n' | b'\r'] => 1,
         [_] => 0,
         _ => l.len(),
     }
@@ -265,5 +451,83 @@ mod tests {
         assert_eq!(lits("x*|yy"), None);
         assert_eq!(lits("(?i-u)<script"), Some(vec!["<script".into()]));
         assert_eq!(lits(".*"), None);
+    }
+
+    fn required_of(p: &str) -> Option<(Vec<String>, String)> {
+        regex_required(p).map(|r| {
+            let lits = r
+                .literals
+                .into_iter()
+                .map(|l| String::from_utf8_lossy(&l).into_owned())
+                .collect();
+            let escape = r.escape.map_or(String::new(), |m| {
+                (0..=255u8)
+                    .filter(|&b| m[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+                    .map(char::from)
+                    .collect()
+            });
+            (lits, escape)
+        })
+    }
+
+    #[test]
+    fn literals_of_matches_without_rare_bytes_escape_on_those_bytes() {
+        // Quotes and backslashes may split the word: no literal every match needs.
+        let evasive = "(?i-u)c[\"'\\\\]*a[\"'\\\\]*t\\b";
+        assert_eq!(regex_literals(evasive), None);
+        assert_eq!(
+            required_of(evasive),
+            Some((vec!["cat".into()], "\"'\\".into()))
+        );
+        // A pattern with usable literals keeps them, without escape bytes.
+        assert_eq!(
+            required_of("(?i-u)union\\s+select"),
+            Some((vec!["select".into()], String::new()))
+        );
+        // Every match holds a rare byte (a class too large for literals): escape
+        // bytes alone.
+        assert_eq!(
+            required_of("(?-u)[a-z]+[<>'\"();`|{}]"),
+            Some((vec![], "\"'();<>`{|}".into()))
+        );
+        // Separators count once the rare bytes escape.
+        assert_eq!(
+            required_of("(?-u)(?:[;=]|&&)\\s*i[\"']*d"),
+            Some((vec!["id".into()], "\"';".into()))
+        );
+        // No rare byte to escape on, and no literal: nothing.
+        assert_eq!(required_of("(?-u)a[0-9]+"), None);
+        assert_eq!(required_of("(?-u)[a-z]+[\"']*"), None);
+    }
+
+    #[test]
+    fn restricted_patterns_match_exactly_the_strings_without_the_bytes() {
+        let gone = b"\"'";
+        let parse = |p: &str| {
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let h = parse("(?i-u)(?:c[\"']*a|\"x|'+)t?");
+        let r = restrict(&h, gone).unwrap_or_else(|| panic!("possible"));
+        let full =
+            regex::bytes::Regex::new(&format!("^(?:{h})$")).unwrap_or_else(|e| panic!("{e}"));
+        let cut = regex::bytes::Regex::new(&format!("^(?:{r})$")).unwrap_or_else(|e| panic!("{e}"));
+        for s in [
+            &b"ca"[..],
+            b"CAT",
+            b"c\"a",
+            b"\"x",
+            b"'t",
+            b"c't",
+            b"",
+            b"x",
+        ] {
+            let free = !s.iter().any(|b| gone.contains(b));
+            assert_eq!(cut.is_match(s), free && full.is_match(s), "{s:?}");
+        }
+        assert!(restrict(&parse("(?-u)[\"']+"), gone).is_none());
     }
 }

@@ -22,12 +22,15 @@
 //! Required literals of a regular expression are derived from its syntax tree (see
 //! [`literals`]).
 
-mod automaton;
+pub(crate) mod automaton;
 pub mod bytes;
 mod literals;
 
-pub use literals::regex_literals;
+#[cfg(test)]
+pub(crate) use literals::restricted;
+pub use literals::{regex_literals, regex_required, RequiredLiterals};
 
+use crate::transform::triggers::ByteMask;
 use automaton::Matcher;
 use bytes::ByteReq;
 
@@ -48,6 +51,9 @@ pub struct RuleTest {
     pub literals: Option<Vec<Vec<u8>>>,
     /// Required bytes (see [`bytes`]).
     pub bytes: Option<ByteReq>,
+    /// Bytes whose presence admits a value without a literal (see
+    /// [`RequiredLiterals::escape`]).
+    pub escape: Option<ByteMask>,
 }
 
 /// The compiled prefilter of a program.
@@ -58,15 +64,19 @@ pub struct RuleTest {
 /// OR: a rule admitted by the union may match one of them.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
+    /// The main automaton (with each literal's rule bits).
     ac: Option<Matcher>,
-    /// For each literal, the rule bits it admits.
-    literal_rules: Vec<Vec<u32>>,
     /// Number of rule bits.
     rules: u32,
     /// The bits of rules without literals (set in every scan).
     always: Vec<u64>,
     /// Byte requirements by rule bit.
     bytes: Vec<Option<ByteReq>>,
+    /// Rules whose bit a scan also sets when the value holds one of their escape
+    /// bytes, with those bytes.
+    escapes: Vec<(u32, ByteMask)>,
+    /// The union of the escape bytes.
+    escape_union: ByteMask,
     /// The automaton for long values (see [`Prefilter::add_long`]).
     long: Option<LongScan>,
 }
@@ -79,7 +89,6 @@ pub struct Prefilter {
 #[derive(Debug, Clone)]
 struct LongScan {
     ac: Matcher,
-    literal_rules: Vec<Vec<u32>>,
 }
 
 impl Prefilter {
@@ -92,6 +101,7 @@ impl Prefilter {
                 bit: *bit,
                 literals: Some(lits.clone()),
                 bytes: None,
+                escape: None,
             })
             .collect();
         Prefilter::build_tests(&tests)
@@ -125,7 +135,15 @@ impl Prefilter {
         let mut always = vec![0u64; (rules as usize).div_ceil(64)];
         let mut bytes: Vec<Option<ByteReq>> = vec![None; rules as usize];
         let mut useful = false;
+        let mut escapes = Vec::new();
+        let mut escape_union = [0u64; 4];
         for t in tests {
+            if let Some(e) = t.escape {
+                escapes.push((t.bit, e));
+                for (u, x) in escape_union.iter_mut().zip(e) {
+                    *u |= x;
+                }
+            }
             bytes[t.bit as usize] = t.bytes.clone();
             useful |= t.bytes.is_some();
             if t.literals.is_none() {
@@ -139,14 +157,15 @@ impl Prefilter {
         let ac = if literals.is_empty() {
             None
         } else {
-            Some(Matcher::build(&literals)?)
+            Some(Matcher::build(&literals, literal_rules)?)
         };
         Some(Prefilter {
             ac,
-            literal_rules,
             rules,
             always,
             bytes,
+            escapes,
+            escape_union,
             long: None,
         })
     }
@@ -159,7 +178,7 @@ impl Prefilter {
         if literals.is_empty() {
             return;
         }
-        self.long = Matcher::build(&literals).map(|ac| LongScan { ac, literal_rules });
+        self.long = Matcher::build(&literals, literal_rules).map(|ac| LongScan { ac });
     }
 
     /// Whether a long-value automaton exists.
@@ -186,17 +205,43 @@ impl Prefilter {
 
     /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
-        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, None, scan);
+        self.scan_with(self.ac.as_ref(), value, None, scan);
         self.add_presence(value, scan);
+        self.escape(scan);
     }
 
     /// As [`Prefilter::scan_into`], with `value`'s presence set already known
     /// (its bytes lower-cased, as [`bytes::presence`] gives them).
     pub fn scan_into_with_presence(&self, value: &[u8], presence: &[u64; 4], scan: &mut [u64]) {
-        self.scan_with(self.ac.as_ref(), &self.literal_rules, value, None, scan);
+        self.scan_with(self.ac.as_ref(), value, None, scan);
         if let Some(p) = scan.get_mut(self.words()..) {
             for (o, x) in p.iter_mut().zip(presence) {
                 *o |= x;
+            }
+        }
+        self.escape(scan);
+    }
+
+    /// Sets the bits of the rules one of whose escape bytes the scan's presence set
+    /// holds.
+    #[inline]
+    fn escape(&self, scan: &mut [u64]) {
+        let words = self.words();
+        let Some(presence) = scan.get(words..words + bytes::PRESENCE_WORDS) else {
+            return;
+        };
+        let mut p = [0u64; 4];
+        p.copy_from_slice(presence);
+        if !crate::transform::triggers::disjoint(&p, &self.escape_union) {
+            self.escape_slow(&p, scan);
+        }
+    }
+
+    #[inline(never)]
+    fn escape_slow(&self, presence: &ByteMask, scan: &mut [u64]) {
+        for (bit, e) in &self.escapes {
+            if !crate::transform::triggers::disjoint(presence, e) {
+                scan[(bit / 64) as usize] |= 1 << (bit % 64);
             }
         }
     }
@@ -208,13 +253,11 @@ impl Prefilter {
         }
     }
 
-    /// The always-admitted bits and the bits of the literals `ac` finds in `value`
-    /// (without the bytes `deleted` marks, if given; mapped through
-    /// `literal_rules`).
+    /// The always-admitted bits and the rule bits of the literals `ac` finds in
+    /// `value` (without the bytes `deleted` marks, if given).
     fn scan_with(
         &self,
         ac: Option<&Matcher>,
-        literal_rules: &[Vec<u32>],
         value: &[u8],
         deleted: Option<&[bool; 256]>,
         scan: &mut [u64],
@@ -222,17 +265,8 @@ impl Prefilter {
         for (s, a) in scan.iter_mut().zip(&self.always) {
             *s |= a;
         }
-        let Some(ac) = ac else {
-            return;
-        };
-        let report = |p: usize| {
-            for &r in literal_rules.get(p).into_iter().flatten() {
-                scan[(r / 64) as usize] |= 1 << (r % 64);
-            }
-        };
-        match deleted {
-            Some(d) => ac.for_each_match_without(value, d, report),
-            None => ac.for_each_match(value, report),
+        if let Some(ac) = ac {
+            ac.scan_into(value, deleted, scan);
         }
     }
 
@@ -240,17 +274,16 @@ impl Prefilter {
     /// there is none): only the bits of the rules given to [`Prefilter::add_long`]
     /// (and of the rules without literals) are set.
     pub fn scan_long_into(&self, value: &[u8], scan: &mut [u64]) {
-        let (ac, literal_rules) = self.long_automaton();
-        self.scan_with(ac, literal_rules, value, None, scan);
+        self.scan_with(self.long_automaton(), value, None, scan);
         self.add_presence(value, scan);
+        self.escape(scan);
     }
 
-    /// The long-value automaton and its literals' rules (the plain ones when there
-    /// is none).
-    fn long_automaton(&self) -> (Option<&Matcher>, &[Vec<u32>]) {
+    /// The long-value automaton (the plain one when there is none).
+    fn long_automaton(&self) -> Option<&Matcher> {
         match &self.long {
-            Some(long) => (Some(&long.ac), &long.literal_rules),
-            None => (self.ac.as_ref(), &self.literal_rules),
+            Some(long) => Some(&long.ac),
+            None => self.ac.as_ref(),
         }
     }
 
@@ -263,8 +296,7 @@ impl Prefilter {
         for (b, d) in table.iter_mut().enumerate() {
             *d = deleted[b >> 6] & (1 << (b & 63)) != 0;
         }
-        let (ac, literal_rules) = self.long_automaton();
-        self.scan_with(ac, literal_rules, value, Some(&table), scan);
+        self.scan_with(self.long_automaton(), value, Some(&table), scan);
         if let Some(p) = scan.get_mut(self.words()..) {
             let mut present = [0u64; 4];
             bytes::presence(value, &mut present);
@@ -272,6 +304,7 @@ impl Prefilter {
                 *o |= x & !d;
             }
         }
+        self.escape(scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with
@@ -296,18 +329,25 @@ impl Prefilter {
 
     /// Heap bytes of the automata.
     pub fn automaton_bytes(&self) -> usize {
-        self.ac.as_ref().map_or(0, automaton::Matcher::memory_usage)
+        self.ac.as_ref().map_or(0, Matcher::memory_usage)
             + self.long.as_ref().map_or(0, |l| l.ac.memory_usage())
+    }
+
+    /// Whether both automata are DFAs with dense mask tables (tests).
+    #[cfg(test)]
+    pub(crate) fn dense_masks(&self) -> bool {
+        self.ac.as_ref().is_some_and(Matcher::dense)
+            && self.long.as_ref().is_none_or(|l| l.ac.dense())
     }
 
     /// Number of distinct literal prefixes of the main automaton.
     pub fn literal_count(&self) -> usize {
-        self.literal_rules.len()
+        self.ac.as_ref().map_or(0, Matcher::literals)
     }
 
     /// Number of distinct literal prefixes of the long-value automaton.
     pub fn long_literal_count(&self) -> usize {
-        self.long.as_ref().map_or(0, |l| l.literal_rules.len())
+        self.long.as_ref().map_or(0, |l| l.ac.literals())
     }
 }
 
@@ -365,6 +405,7 @@ mod tests {
                 bit: *bit,
                 literals: Some(vec![lit.as_bytes().to_vec()]),
                 bytes: None,
+                escape: None,
             })
             .collect()
     }
@@ -377,6 +418,7 @@ mod tests {
                 bit: 3,
                 literals: None,
                 bytes: None,
+                escape: None,
             }))
             .collect();
         let mut pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
@@ -509,17 +551,48 @@ mod tests {
     }
 
     #[test]
+    fn escape_bytes_admit_values_without_a_literal() {
+        let required = regex_required("(?i-u)c[\"'\\\\]*a[\"'\\\\]*t\\b")
+            .unwrap_or_else(|| panic!("required literals"));
+        let pf = Prefilter::build_tests(&[RuleTest {
+            bit: 0,
+            literals: Some(required.literals.clone()),
+            bytes: None,
+            escape: required.escape,
+        }])
+        .unwrap_or_else(|| panic!("tests"));
+        let mut scan = Vec::new();
+        for (value, admitted) in [
+            (&b"CAT"[..], true),
+            (b"c'a't", true),
+            (b"no quote, no word", false),
+            (b"a \\ alone", true),
+            (b"dog", false),
+        ] {
+            pf.scan(value, &mut scan);
+            assert_eq!(
+                pf.admits(&scan, 0),
+                admitted,
+                "{}",
+                String::from_utf8_lossy(value)
+            );
+        }
+    }
+
+    #[test]
     fn byte_requirements_admit_only_values_with_their_bytes() {
         let pf = Prefilter::build_tests(&[
             RuleTest {
                 bit: 0,
                 literals: None,
                 bytes: bytes::regex_bytes("(?-u)[\\n\\r]"),
+                escape: None,
             },
             RuleTest {
                 bit: 1,
                 literals: Some(vec![b"select".to_vec()]),
                 bytes: bytes::regex_bytes("(?-u)select.*\\("),
+                escape: None,
             },
         ])
         .unwrap_or_else(|| panic!("tests"));
