@@ -46,7 +46,8 @@ pub(crate) struct ClassValues {
     /// response body (scanned by the long-value automaton).
     screened: bool,
     /// The values without a result-cache entry (all without the cache): slot,
-    /// bytes (when screened) and memo offset of the raw scan (when screened).
+    /// bytes as trigger tests see them ([`triggers::trigger_view`]; when screened)
+    /// and memo offset of the raw scan (when screened).
     values: Vec<(u32, ByteMask, u32)>,
     /// The union of their bytes.
     bytes: ByteMask,
@@ -174,7 +175,8 @@ impl Transaction {
                     cv.values.push((slot, [0; 4], super::groups::NO_OFFSET));
                     continue;
                 }
-                let bytes = *self.work.memo.presence(slot, base);
+                // For the chains' trigger tests only.
+                let bytes = triggers::trigger_view(*self.work.memo.presence(slot, base), base);
                 let o = self
                     .work
                     .memo

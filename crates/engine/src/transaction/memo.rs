@@ -273,7 +273,7 @@ impl TransformMemo {
     fn lacks(&mut self, set: Option<&ByteMask>, slot: u32, chain: ChainId, base: &[u8]) -> bool {
         match set {
             Some(t) if chain != 0 && base.len() <= PRESENCE_MAX => {
-                triggers::disjoint(t, self.presence(slot, base))
+                triggers::disjoint(t, &triggers::trigger_view(*self.presence(slot, base), base))
             }
             _ => false,
         }

@@ -124,6 +124,21 @@ pub fn presence(value: &[u8]) -> ByteMask {
     m
 }
 
+/// The bytes of a value as trigger tests see them (`presence`: its bytes): a
+/// `.` counts only when the value ends with one. The `.` is a trigger byte of
+/// the path normalisations alone, and they change a value without separators
+/// only through a `.` ending it (a lone `.` or `..` segment: `ab..` gives the
+/// empty string), while a `.` inside a value (`json.a.b`, `4.5`) is copied as it
+/// is. A chain whose triggers this view lacks has each of its transformations
+/// see the raw value, so none changes it.
+#[inline]
+pub fn trigger_view(mut presence: ByteMask, value: &[u8]) -> ByteMask {
+    if value.last() != Some(&b'.') {
+        presence[0] &= !(1 << b'.');
+    }
+    presence
+}
+
 /// Whether two sets have no byte in common.
 #[inline]
 pub fn disjoint(a: &ByteMask, b: &ByteMask) -> bool {
@@ -196,6 +211,60 @@ mod tests {
             }
         }
         assert!(checked >= 20 * 4000, "only {checked} values checked");
+    }
+
+    #[test]
+    fn values_whose_trigger_view_lacks_the_triggers_are_left_unchanged() {
+        let mut rng = Rng(0x6a09_e667_f3bc_c908);
+        let mut out = Vec::new();
+        let (mut checked, mut dotted) = (0, 0);
+        for &t in Transformation::ALL {
+            let Some(tr) = t.triggers() else {
+                continue;
+            };
+            // The bytes the view may hide (`.`) join the alphabet, drawn often
+            // so that `..` and `.` segments occur everywhere but at the end.
+            let mut alphabet: Vec<u8> = (0..=255u8).filter(|&b| !has(&tr, b)).collect();
+            alphabet.push(b'.');
+            let punct: Vec<u8> = alphabet
+                .iter()
+                .copied()
+                .filter(|b| b.is_ascii_punctuation() || b.is_ascii_digit())
+                .collect();
+            for _ in 0..4000 {
+                let len = (rng.next() % 24) as usize;
+                let value: Vec<u8> = (0..len)
+                    .map(|_| match rng.next() % 4 {
+                        0 => b'.',
+                        1 => punct[(rng.next() % punct.len() as u64) as usize],
+                        _ => alphabet[(rng.next() % alphabet.len() as u64) as usize],
+                    })
+                    .collect();
+                if !disjoint(&tr, &trigger_view(presence(&value), &value)) {
+                    continue;
+                }
+                dotted += usize::from(value.contains(&b'.'));
+                let changed = t.apply(&value, &mut out);
+                assert!(
+                    !changed || out == value,
+                    "{} changed {:?}, whose trigger view holds none of its trigger bytes",
+                    t.name(),
+                    String::from_utf8_lossy(&value)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20 * 3000, "only {checked} values checked");
+        assert!(dotted >= 20 * 1000, "only {dotted} values with a dot");
+        // A final `.` stays visible: `ab..` and `.` are changed by the path
+        // normalisations.
+        for v in [&b"ab.."[..], b"."] {
+            assert!(!disjoint(
+                &Transformation::NormalisePath.triggers().unwrap_or_default(),
+                &trigger_view(presence(v), v)
+            ));
+            assert!(Transformation::NormalisePath.apply(v, &mut out));
+        }
     }
 
     #[test]
