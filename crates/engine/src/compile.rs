@@ -333,11 +333,14 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
                 .collect()
         };
         let (long, long_only) = (bits_of(false), bits_of(true));
-        let pf = Prefilter::build_with_long(
+        let mut pf = Prefilter::build_with_long(
             &tests,
             |bit| long.contains(&bit),
             |bit| long_only.contains(&bit),
         );
+        if let Some(pf) = &mut pf {
+            add_deleting_scans(pf, &tests, &rules, &chains, &long);
+        }
         if pf.is_none() {
             for rule in &mut rules {
                 rule.prefilter = None;
@@ -390,6 +393,41 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
     }
     crate::prologue::attach(program)
+}
+
+/// Direct searches for the response body's scans under chains that only delete
+/// bytes (see [`Prefilter::add_deleting`]): per deleted-byte set, the rules that
+/// read the body through a chain deleting it (for `multiMatch` rules, through any
+/// prefix of their chain, each of which is scanned).
+fn add_deleting_scans(
+    pf: &mut Prefilter,
+    tests: &[crate::prefilter::RuleTest],
+    rules: &[Rule],
+    chains: &crate::chains::ChainTable,
+    long: &std::collections::HashSet<u32>,
+) {
+    let mut by_deleted: Vec<(crate::transform::triggers::ByteMask, Vec<u32>)> = Vec::new();
+    for r in rules {
+        let Some(bit) = r.prefilter.filter(|b| long.contains(b)) else {
+            continue;
+        };
+        let mut chain = r.transforms;
+        loop {
+            if let Some(d) = chains.deleted_bytes(chain) {
+                match by_deleted.iter_mut().find(|(x, _)| *x == d) {
+                    Some((_, bits)) => bits.push(bit),
+                    None => by_deleted.push((d, vec![bit])),
+                }
+            }
+            match chains.split_last(chain) {
+                Some((parent, _)) if r.multi_match => chain = parent,
+                _ => break,
+            }
+        }
+    }
+    for (deleted, bits) in by_deleted {
+        pf.add_deleting(deleted, tests, |b| bits.contains(&b));
+    }
 }
 
 /// Groups prefiltered rules by (targets, transformation chain): a rule whose

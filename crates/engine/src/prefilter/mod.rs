@@ -24,6 +24,7 @@
 
 pub(crate) mod automaton;
 pub mod bytes;
+mod few;
 mod literals;
 
 #[cfg(test)]
@@ -33,6 +34,7 @@ pub use literals::{regex_literals, regex_required, RequiredLiterals};
 use crate::transform::triggers::ByteMask;
 use automaton::Matcher;
 use bytes::ByteReq;
+use few::FewLiterals;
 
 /// Literals are cut to this many bytes. Over the CRS's 6,000 distinct literals a
 /// DFA of the whole literals takes 85 MB (a contiguous NFA 2 MB, at two to five
@@ -79,6 +81,9 @@ pub struct Prefilter {
     escape_union: ByteMask,
     /// The automaton for long values (see [`Prefilter::add_long`]).
     long: Option<LongScan>,
+    /// Long-value scans under chains that delete these bytes, when their rules
+    /// have few literals (see [`Prefilter::add_deleting`]).
+    deleting: Vec<(ByteMask, FewLiterals)>,
 }
 
 /// A second automaton over the literals of the rules that read one long variable
@@ -167,6 +172,7 @@ impl Prefilter {
             escapes,
             escape_union,
             long: None,
+            deleting: Vec::new(),
         })
     }
 
@@ -179,6 +185,38 @@ impl Prefilter {
             return;
         }
         self.long = Matcher::build(&literals, literal_rules).map(|ac| LongScan { ac });
+    }
+
+    /// Makes the long-value scans that skip the bytes `deleted` (see
+    /// [`Prefilter::scan_long_without_into`]) search the literals of the tests
+    /// `in_subset` selects directly, when they are few (see [`few`]); nothing
+    /// otherwise. Such a scan sets the bits of those rules only (and of the rules
+    /// without literals or with an escape byte present): `in_subset` must select
+    /// every rule that reads the long variable through a chain, or a `multiMatch`
+    /// chain prefix, deleting exactly `deleted`. Returns whether it did.
+    pub fn add_deleting(
+        &mut self,
+        deleted: ByteMask,
+        tests: &[RuleTest],
+        in_subset: impl Fn(u32) -> bool,
+    ) -> bool {
+        if self.deleting.iter().any(|(d, _)| *d == deleted) {
+            return false;
+        }
+        let (literals, literal_rules) = index_literals(tests.iter().filter(|t| in_subset(t.bit)));
+        match FewLiterals::build(literals, literal_rules) {
+            Some(few) => {
+                self.deleting.push((deleted, few));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The number of deleted-byte sets searched directly (tests).
+    #[cfg(test)]
+    pub(crate) fn deleting_searches(&self) -> usize {
+        self.deleting.len()
     }
 
     /// Whether a long-value automaton exists.
@@ -290,13 +328,20 @@ impl Prefilter {
     /// As [`Prefilter::scan_long_into`] on `value` less every byte of `deleted`
     /// (a set without letters), up to case: the long-value scan of the result of a
     /// chain that only deletes bytes and changes case (`removeWhitespace,lowercase`
-    /// on a response body), without building it.
+    /// on a response body), without building it. With a search made for these
+    /// bytes by [`Prefilter::add_deleting`], only its rules' bits are set.
     pub fn scan_long_without_into(&self, value: &[u8], deleted: &[u64; 4], scan: &mut [u64]) {
         let mut table = [false; 256];
         for (b, d) in table.iter_mut().enumerate() {
             *d = deleted[b >> 6] & (1 << (b & 63)) != 0;
         }
-        self.scan_with(self.long_automaton(), value, Some(&table), scan);
+        match self.deleting.iter().find(|(d, _)| d == deleted) {
+            Some((_, few)) => {
+                self.scan_with(None, value, None, scan);
+                few.scan_into(value, &table, scan);
+            }
+            None => self.scan_with(self.long_automaton(), value, Some(&table), scan),
+        }
         if let Some(p) = scan.get_mut(self.words()..) {
             let mut present = [0u64; 4];
             bytes::presence(value, &mut present);
@@ -476,6 +521,70 @@ mod tests {
                 assert_eq!(got, expected, "{value:?} long={long}");
             }
         }
+    }
+
+    #[test]
+    fn a_direct_search_for_deleted_bytes_sets_its_rules_bits_as_the_automaton() {
+        use crate::transform::Transformation;
+        let mut tests = literal_tests();
+        // Rule 3 without literals: always admitted.
+        tests.push(RuleTest {
+            bit: 3,
+            literals: None,
+            bytes: None,
+            escape: None,
+        });
+        let deleted = Transformation::RemoveWhitespace
+            .deleted_bytes()
+            .unwrap_or_else(|| panic!("deletes"));
+        let mut pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
+        pf.add_long(&tests, |_| true);
+        let automaton = pf.clone();
+        // Rules 0 and 2 read the long value through the deleting chain.
+        assert!(pf.add_deleting(deleted, &tests, |bit| bit == 0 || bit == 2));
+        assert!(
+            !pf.add_deleting(deleted, &tests, |_| true),
+            "one per byte set"
+        );
+        // Too many literals: the automaton stays.
+        let many: Vec<RuleTest> = (0..=few::FEW_MAX as u32)
+            .map(|bit| RuleTest {
+                bit,
+                literals: Some(vec![format!("lit{bit}").into_bytes()]),
+                bytes: None,
+                escape: None,
+            })
+            .collect();
+        let mut other = Prefilter::build_tests(&many).unwrap_or_else(|| panic!("tests"));
+        assert!(!other.add_deleting(deleted, &many, |_| true));
+        for value in [
+            &b"SQL Error\tIn sel ect UN\nION"[..],
+            b"nothing at all",
+            b"e r r o r  in",
+            b"",
+            b"SELECT union",
+        ] {
+            let (mut expected, mut got) = (Vec::new(), Vec::new());
+            expected.resize(pf.scan_words(), 0);
+            got.resize(pf.scan_words(), 0);
+            automaton.scan_long_without_into(value, &deleted, &mut expected);
+            pf.scan_long_without_into(value, &deleted, &mut got);
+            for bit in [0, 2, 3] {
+                assert_eq!(has(&got, bit), has(&expected, bit), "{value:?} {bit}");
+            }
+            // Rule 1 is not read through the chain: the search leaves it out.
+            assert!(!has(&got, 1));
+            assert_eq!(got[pf.words()..], expected[pf.words()..]);
+        }
+        // Another byte set still goes through the automaton.
+        let nulls = Transformation::RemoveNulls
+            .deleted_bytes()
+            .unwrap_or_else(|| panic!("deletes"));
+        let (mut expected, mut got) = (vec![0; pf.scan_words()], vec![0; pf.scan_words()]);
+        automaton.scan_long_without_into(b"un\0ion", &nulls, &mut expected);
+        pf.scan_long_without_into(b"un\0ion", &nulls, &mut got);
+        assert_eq!(got, expected);
+        assert!(has(&got, 1));
     }
 
     #[test]
