@@ -10,6 +10,7 @@ use engine::{Connection, Options, Program, Transaction};
 const RULES: &str = "SecRuleEngine On\n\
 SecResponseBodyAccess On\n\
 SecResponseBodyMimeType text/html\n\
+SecRule RESPONSE_BODY \"@contains qqqq\" \"id:10,phase:4,pass,log,t:none\"\n\
 SecRule RESPONSE_BODY \"@contains <title>punkholic\" \"id:1,phase:4,pass,log,t:none,t:removeWhitespace,t:lowercase\"\n\
 SecRule RESPONSE_BODY \"@contains null x\" \"id:2,phase:4,pass,log,multiMatch,t:none,t:removeNulls,t:removeWhitespace\"\n\
 SecRule RESPONSE_BODY \"@contains zzq\" \"id:3,phase:4,pass,log,t:none,t:removeNulls\"\n\

@@ -331,6 +331,18 @@ impl Prefilter {
     /// on a response body), without building it. With a search made for these
     /// bytes by [`Prefilter::add_deleting`], only its rules' bits are set.
     pub fn scan_long_without_into(&self, value: &[u8], deleted: &[u64; 4], scan: &mut [u64]) {
+        self.scan_long_without_into_with_presence(value, deleted, None, scan);
+    }
+
+    /// As [`Prefilter::scan_long_without_into`], with `value`'s presence set when
+    /// known (as [`bytes::presence`] gives it: the raw value's scan holds it).
+    pub fn scan_long_without_into_with_presence(
+        &self,
+        value: &[u8],
+        deleted: &[u64; 4],
+        presence: Option<&[u64]>,
+        scan: &mut [u64],
+    ) {
         let mut table = [false; 256];
         for (b, d) in table.iter_mut().enumerate() {
             *d = deleted[b >> 6] & (1 << (b & 63)) != 0;
@@ -344,7 +356,14 @@ impl Prefilter {
         }
         if let Some(p) = scan.get_mut(self.words()..) {
             let mut present = [0u64; 4];
-            bytes::presence(value, &mut present);
+            match presence {
+                Some(known) => {
+                    for (x, k) in present.iter_mut().zip(known) {
+                        *x = *k;
+                    }
+                }
+                None => bytes::presence(value, &mut present),
+            }
             for ((o, x), d) in p.iter_mut().zip(present).zip(deleted) {
                 *o |= x & !d;
             }
@@ -575,6 +594,17 @@ mod tests {
             // Rule 1 is not read through the chain: the search leaves it out.
             assert!(!has(&got, 1));
             assert_eq!(got[pf.words()..], expected[pf.words()..]);
+            // The same with the value's presence set given (from its raw scan).
+            let mut raw = vec![0; pf.scan_words()];
+            pf.scan_long_into(value, &mut raw);
+            let mut given = vec![0; pf.scan_words()];
+            pf.scan_long_without_into_with_presence(
+                value,
+                &deleted,
+                Some(&raw[pf.words()..]),
+                &mut given,
+            );
+            assert_eq!(given, got);
         }
         // Another byte set still goes through the automaton.
         let nulls = Transformation::RemoveNulls

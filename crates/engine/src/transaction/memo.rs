@@ -495,8 +495,20 @@ impl TransformMemo {
             return o as usize;
         }
         let o = self.bits.len();
-        self.bits.resize(o + prefilter.scan_words(), 0);
-        prefilter.scan_long_without_into(base, deleted, &mut self.bits[o..]);
+        let words = prefilter.scan_words();
+        self.bits.resize(o + words, 0);
+        // The raw value's long scan, when made, holds its presence set.
+        let raw = self.root_scan(slot);
+        let (head, tail) = self.bits.split_at_mut(o);
+        let presence = (raw != UNSCANNED)
+            .then(|| head.get(raw as usize + prefilter.words()..raw as usize + words))
+            .flatten();
+        debug_assert!(presence.is_none_or(|p| {
+            let mut expected = [0u64; 4];
+            crate::prefilter::bytes::presence(base, &mut expected);
+            p == expected
+        }));
+        prefilter.scan_long_without_into_with_presence(base, deleted, presence, tail);
         if let Ok(offset) = u32::try_from(o) {
             self.deleting_scans.push((slot, *deleted, offset));
         }
