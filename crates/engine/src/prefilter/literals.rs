@@ -90,13 +90,9 @@ fn without_rare_bytes(h: &Hir) -> Option<RequiredLiterals> {
     if literals.len() > MAX_RESTRICTED {
         return None;
     }
-    let mut escape = [0u64; 4];
-    for b in rare {
-        escape[usize::from(b >> 6)] |= 1 << (b & 63);
-    }
     Some(RequiredLiterals {
         literals,
-        escape: Some(escape),
+        escape: Some(crate::transform::triggers::presence(&rare)),
     })
 }
 
