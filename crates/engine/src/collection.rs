@@ -77,12 +77,53 @@ inline_bytes!(
 );
 
 /// A collection: lower-case keys to values, in insertion order.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Collection {
     vars: IndexMap<Key, Value, BuildHasherDefault<FxHasher>>,
     /// Expiry (unix seconds) per key, from `expirevar`.
     expiry: HashMap<String, u64>,
+    /// What changed since the collection was made equal to a baseline (see
+    /// [`Collection::restore_from`]).
+    baseline: Option<Baseline>,
 }
+
+/// The changes made to a collection since it was copied from a baseline: the
+/// baseline's members keep their positions unless one is removed, so the copy is
+/// restored by dropping the members added after them and copying back the values
+/// that were set.
+#[derive(Debug, Default, Clone)]
+struct Baseline {
+    /// The baseline's identity (see [`Collection::restore_from`]).
+    id: u64,
+    /// Its number of members.
+    len: usize,
+    /// Positions below `len` whose values were set (repeats allowed).
+    dirty: Vec<u32>,
+    /// A member of the baseline was removed (positions moved), or too many
+    /// were set: the next restore copies everything.
+    broken: bool,
+}
+
+impl Baseline {
+    #[inline]
+    fn set(&mut self, index: usize) {
+        if index < self.len {
+            if self.dirty.len() >= self.len {
+                self.broken = true;
+            } else {
+                self.dirty.push(index as u32);
+            }
+        }
+    }
+}
+
+impl PartialEq for Collection {
+    fn eq(&self, other: &Self) -> bool {
+        self.vars == other.vars && self.expiry == other.expiry
+    }
+}
+
+impl Eq for Collection {}
 
 impl Collection {
     /// Bytes held (entries and spilled keys and values; for buffer pools' bounds).
@@ -111,14 +152,68 @@ impl Clone for Collection {
         Collection {
             vars: self.vars.clone(),
             expiry: self.expiry.clone(),
+            baseline: None,
         }
     }
 
-    /// Copies `source` into this collection's allocations (a transaction starting
-    /// from the prologue's TX reuses the table it had).
+    /// Copies `source` into this collection's allocations.
     fn clone_from(&mut self, source: &Self) {
         self.vars.clone_from(&source.vars);
         self.expiry.clone_from(&source.expiry);
+        self.baseline = None;
+    }
+}
+
+impl Collection {
+    /// Makes this collection equal to `source`, a baseline that never changes
+    /// while it carries the identity `id` (not 0): the prologue's TX, which each
+    /// transaction starts from. When this collection was restored from the same
+    /// baseline before (a pooled transaction's TX), only what changed since is
+    /// undone; otherwise everything is copied.
+    pub fn restore_from(&mut self, source: &Collection, id: u64) {
+        match &mut self.baseline {
+            Some(b)
+                if id != 0
+                    && b.id == id
+                    && !b.broken
+                    && b.len == source.vars.len()
+                    && self.vars.len() >= b.len =>
+            {
+                self.vars.truncate(b.len);
+                for &i in &b.dirty {
+                    let i = i as usize;
+                    if let (Some((_, v)), Some((_, src))) =
+                        (self.vars.get_index_mut(i), source.vars.get_index(i))
+                    {
+                        v.clear();
+                        v.extend_from_slice(src);
+                    }
+                }
+                b.dirty.clear();
+            }
+            _ => {
+                self.vars.clone_from(&source.vars);
+                let mut dirty = self.baseline.take().map(|b| b.dirty).unwrap_or_default();
+                dirty.clear();
+                self.baseline = (id != 0).then_some(Baseline {
+                    id,
+                    len: source.vars.len(),
+                    dirty,
+                    broken: false,
+                });
+            }
+        }
+        self.expiry.clone_from(&source.expiry);
+        debug_assert!(
+            self == source,
+            "a restored collection differs from its baseline"
+        );
+    }
+
+    /// Whether it was restored from a baseline (see [`Collection::restore_from`]);
+    /// its members may since have changed.
+    pub fn has_baseline(&self) -> bool {
+        self.baseline.is_some()
     }
 }
 
@@ -146,11 +241,15 @@ impl Collection {
     /// [`Collection::get_lower`]).
     pub fn set_lower(&mut self, key: &str, value: &[u8]) {
         debug_assert!(!key.bytes().any(|b| b.is_ascii_uppercase()));
-        if let Some(v) = self.vars.get_mut(key.as_bytes()) {
+        if let Some((i, _, v)) = self.vars.get_full_mut(key.as_bytes()) {
             v.clear();
             v.extend_from_slice(value);
+            if let Some(b) = &mut self.baseline {
+                b.set(i);
+            }
             return;
         }
+        // A new member goes after every existing one (beyond a baseline's).
         self.vars
             .insert(Key::from_slice(key.as_bytes()), Value::from_slice(value));
     }
@@ -164,8 +263,12 @@ impl Collection {
     pub fn set_slice(&mut self, key: &str, value: &[u8]) {
         if key.bytes().any(|b| b.is_ascii_uppercase()) {
             let k = key.to_ascii_lowercase();
-            self.vars
-                .insert(Key::from_slice(k.as_bytes()), Value::from_slice(value));
+            let (i, old) = self
+                .vars
+                .insert_full(Key::from_slice(k.as_bytes()), Value::from_slice(value));
+            if let (Some(b), Some(_)) = (&mut self.baseline, old) {
+                b.set(i);
+            }
             return;
         }
         self.set_lower(key, value);
@@ -174,7 +277,12 @@ impl Collection {
     /// Removes a key.
     pub fn remove(&mut self, key: &str) {
         let k = key.to_ascii_lowercase();
-        self.vars.shift_remove(k.as_bytes());
+        if let Some((i, _, _)) = self.vars.shift_remove_full(k.as_bytes()) {
+            // Members after it move up: a baseline's positions no longer hold.
+            if let Some(b) = &mut self.baseline {
+                b.broken |= i < b.len;
+            }
+        }
         self.expiry.remove(&k);
     }
 
@@ -223,6 +331,7 @@ impl Collection {
     pub fn clear(&mut self) {
         self.vars.clear();
         self.expiry.clear();
+        self.baseline = None;
     }
 }
 
@@ -320,5 +429,88 @@ impl CollectionStore for MemoryStore {
                 (record.clone(), now_unix() + ttl_secs),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod restore_tests {
+    use super::Collection;
+    use proptest::prelude::*;
+
+    /// One change a rule may make to TX.
+    #[derive(Debug, Clone)]
+    enum Op {
+        SetLower(usize, u8),
+        SetUpper(usize, u8),
+        Remove(usize),
+        Expire(usize),
+    }
+
+    const KEYS: &[&str] = &["a", "score", "pl", "level", "new_1", "new_2", "NEW_3"];
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0..KEYS.len(), any::<u8>()).prop_map(|(k, v)| Op::SetLower(k, v)),
+            (0..KEYS.len(), any::<u8>()).prop_map(|(k, v)| Op::SetUpper(k, v)),
+            (0..KEYS.len()).prop_map(Op::Remove),
+            (0..KEYS.len()).prop_map(Op::Expire),
+        ]
+    }
+
+    fn apply(c: &mut Collection, op: &Op) {
+        match *op {
+            Op::SetLower(k, v) => c.set_lower(&KEYS[k].to_ascii_lowercase(), &[v]),
+            Op::SetUpper(k, v) => c.set_slice(&KEYS[k].to_ascii_uppercase(), &[v, v]),
+            Op::Remove(k) => c.remove(KEYS[k]),
+            Op::Expire(k) => c.expire(KEYS[k], 7),
+        }
+    }
+
+    fn baseline() -> Collection {
+        let mut b = Collection::default();
+        for (i, k) in ["a", "score", "pl", "level"].iter().enumerate() {
+            b.set_lower(k, i.to_string().as_bytes());
+        }
+        b
+    }
+
+    proptest! {
+        /// Whatever transactions change between restores, a restore gives the
+        /// baseline back, in order.
+        #[test]
+        fn restoring_undoes_any_changes(rounds in prop::collection::vec(prop::collection::vec(op(), 0..12), 1..5)) {
+            let base = baseline();
+            let mut c = Collection::default();
+            for ops in &rounds {
+                c.restore_from(&base, 9);
+                prop_assert!(c == base);
+                prop_assert!(c.iter().eq(base.iter()));
+                for op in ops {
+                    apply(&mut c, op);
+                }
+            }
+            c.restore_from(&base, 9);
+            prop_assert!(c.iter().eq(base.iter()));
+            // Another baseline: copied whole.
+            let mut other = Collection::default();
+            other.set_lower("x", b"1");
+            c.restore_from(&other, 10);
+            prop_assert!(c.iter().eq(other.iter()));
+        }
+    }
+
+    #[test]
+    fn only_restored_collections_carry_a_baseline() {
+        let base = baseline();
+        let mut c = Collection::default();
+        assert!(!c.has_baseline());
+        c.restore_from(&base, 3);
+        assert!(c.has_baseline());
+        assert!(!c.clone().has_baseline());
+        c.clear();
+        assert!(!c.has_baseline());
+        // Identity 0 never takes the short way.
+        c.restore_from(&base, 0);
+        assert!(!c.has_baseline() && c == base);
     }
 }

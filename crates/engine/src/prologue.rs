@@ -48,6 +48,10 @@ pub struct Prologue {
     pub hoisted: Vec<bool>,
     /// TX after the segment.
     pub tx: Collection,
+    /// An identity for `tx` (never 0), by which a pooled transaction's TX
+    /// restored from it before is restored by undoing its changes (see
+    /// [`Collection::restore_from`]).
+    pub tx_id: u64,
     /// MATCHED_VARS after the segment, as (name, value).
     pub matched_vars: Vec<(String, Vec<u8>)>,
     /// HIGHEST_SEVERITY after the segment.
@@ -87,10 +91,12 @@ pub(crate) fn attach(mut program: Program) -> Result<Program, CompileError> {
             "internal error: the program is shared while its prologue is computed".into(),
         )
     })?;
+    static TX_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     program.prologue = recorded.map(|(tx, matched_vars, highest_severity)| Prologue {
         end,
         hoisted,
         tx,
+        tx_id: TX_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         matched_vars,
         highest_severity,
     });

@@ -52,6 +52,12 @@ pub struct KeyRegex {
     /// The pattern is `^` and that literal alone: a key starting with it matches
     /// without the regex engine.
     prefix_only: bool,
+    /// Literals (lower-cased) one of which every match holds, for other patterns
+    /// (`MULTIPART_HEADERS_CONTENT_TYPES_*` over the ~100 members of TX): an ASCII
+    /// key holding none is rejected without the regex engine. (On ASCII keys the
+    /// selector's Unicode case folding, `k` as the Kelvin sign and `s` as the long
+    /// s, cannot apply, so the literals are taken with ASCII folding.)
+    required: Option<Vec<Vec<u8>>>,
 }
 
 impl KeyRegex {
@@ -64,11 +70,17 @@ impl KeyRegex {
             && pattern
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b' ');
+        let prefix = anchored_prefix(pattern);
+        let prefix_only = pattern.len() == 1 + prefix.len();
+        let required = (!plain && !prefix_only)
+            .then(|| crate::prefilter::literals::regex_literals(&format!("(?i-u){pattern}")))
+            .flatten();
         Ok(KeyRegex {
             re,
             literal: plain.then(|| pattern.to_ascii_lowercase().into_bytes()),
-            prefix: anchored_prefix(pattern),
-            prefix_only: pattern.len() == 1 + anchored_prefix(pattern).len(),
+            prefix,
+            prefix_only,
+            required,
         })
     }
 
@@ -87,8 +99,23 @@ impl KeyRegex {
                     && key
                         .get(..self.prefix.len())
                         .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
-                    && (self.prefix_only || self.re.is_match(key))
+                    && (self.prefix_only || (self.required_may_occur(key) && self.re.is_match(key)))
             }
+        }
+    }
+}
+
+impl KeyRegex {
+    /// False when `key` is ASCII and holds none of the required literals (so the
+    /// regex cannot match it).
+    #[inline]
+    fn required_may_occur(&self, key: &[u8]) -> bool {
+        match &self.required {
+            Some(lits) if key.is_ascii() => lits.iter().any(|l| {
+                key.windows(l.len().max(1))
+                    .any(|w| w.eq_ignore_ascii_case(l))
+            }),
+            _ => true,
         }
     }
 }
@@ -445,6 +472,9 @@ mod tests {
         assert!(KeyRegex::new("^header_name_920450_").is_ok_and(|k| k.prefix_only));
         assert!(KeyRegex::new("^_pk_ref").is_ok_and(|k| !k.prefix_only));
         assert!(KeyRegex::new("^abc?").is_ok_and(|k| !k.prefix_only));
+        // Unanchored patterns with a literal reject most keys without the regex.
+        assert!(KeyRegex::new("MULTIPART_HEADERS_CONTENT_TYPES_*")
+            .is_ok_and(|k| k.required.is_some() && !k.required_may_occur(b"tx_score")));
         for (pattern, keys) in [
             (
                 "^_pk_ref",
@@ -468,6 +498,22 @@ mod tests {
                 "^pbjs-\\w+$",
                 &["pbjs-a", "PBJS-b", "pbj\u{17f}-c", "pbjs-", "xpbjs-a"][..],
             ),
+            (
+                "MULTIPART_HEADERS_CONTENT_TYPES_*",
+                &[
+                    "multipart_headers_content_types_0",
+                    "MULTIPART_HEADERS_CONTENT_TYPES",
+                    "x_multipart_headers_content_types__",
+                    "multipart_header\u{17f}_content_types_1",
+                    "multipart_headers_content_type",
+                    "header_name_920450_host",
+                    "",
+                ][..],
+            ),
+            (
+                "paramcounter_.*",
+                &["paramcounter_a", "PARAMCOUNTER_", "paramcounte", "x"][..],
+            ),
         ] {
             let k = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));
             let re = regex::bytes::RegexBuilder::new(pattern)
@@ -480,6 +526,48 @@ mod tests {
                     re.is_match(key.as_bytes()),
                     "{pattern} on {key}"
                 );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod key_regex_props {
+    use super::KeyRegex;
+    use proptest::prelude::*;
+
+    /// Keys made of pieces of the patterns below, letters in either case and a
+    /// few non-ASCII characters the case folding knows.
+    fn key() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("multipart_".to_string()),
+            Just("HEADERS_".to_string()),
+            Just("content_types".to_string()),
+            Just("_".to_string()),
+            Just("paramcounter".to_string()),
+            Just("\u{17f}".to_string()),
+            Just("multipart_header\u{17f}_".to_string()),
+            Just("\u{212a}".to_string()),
+            "[a-zA-Z0-9_]{0,3}",
+        ];
+        prop::collection::vec(piece, 0..6).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn selectors_with_required_literals_match_as_the_regex(k in key()) {
+            for pattern in [
+                "MULTIPART_HEADERS_CONTENT_TYPES_*",
+                "paramcounter_.*",
+                "(?:content|header)s_",
+                "^multipart_headers_(?:content|x)",
+            ] {
+                let sel = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));
+                let re = regex::bytes::RegexBuilder::new(pattern)
+                    .case_insensitive(true)
+                    .build()
+                    .unwrap_or_else(|e| panic!("{e}"));
+                prop_assert_eq!(sel.is_match(k.as_bytes()), re.is_match(k.as_bytes()), "{} on {:?}", pattern, k);
             }
         }
     }

@@ -610,9 +610,14 @@ where
     }
     head.extend_from_slice(b"\r\n");
     if no_body {
+        // The transaction ends (phase 5, audit record) before the client can see the
+        // response: a client that sends its next request on another connection as
+        // soon as this head arrives finds this request's audit record before that
+        // one's (the body case finishes when the body's end is read, also before
+        // the last write).
+        drop(body);
         wr.write_all(&head).await?;
         wr.flush().await?;
-        drop(body);
         return Ok(keep_alive);
     }
     let mut pending = head;

@@ -25,7 +25,7 @@
 pub(crate) mod automaton;
 pub mod bytes;
 mod few;
-mod literals;
+pub(crate) mod literals;
 
 #[cfg(test)]
 pub(crate) use literals::restricted;

@@ -172,6 +172,9 @@ pub struct Transaction {
     store: Option<Arc<dyn CollectionStore>>,
     pub(crate) data: Data,
     pub(crate) state: State,
+    /// The pooled TX kept for the prologue to restore (see
+    /// [`crate::collection::Collection::restore_from`]); empty otherwise.
+    pub(crate) tx_base: Collection,
     pub(crate) captures: Captures,
     pub(crate) matched: Vec<MatchedRule>,
     mode: EngineMode,
@@ -223,15 +226,23 @@ impl Transaction {
         let unique_id = format!("{:x}{:08x}", crate::collection::now_unix(), n);
         let mode = program.config.rule_engine;
         let b = pool::take();
+        // A TX restored from a prologue before waits to be restored again (TX
+        // starts empty until the prologue's state is taken); another is empty.
+        let (tx, tx_base) = if b.tx.has_baseline() {
+            (Collection::default(), b.tx)
+        } else {
+            (b.tx, Collection::default())
+        };
         let mut t = Transaction {
             program,
             store,
             data: b.data,
             state: State {
-                tx: b.tx,
+                tx,
                 matched_vars: b.matched_vars,
                 ..State::default()
             },
+            tx_base,
             captures: Captures::default(),
             matched: Vec::new(),
             mode,
@@ -851,9 +862,14 @@ impl Drop for Transaction {
             self.program.caches.report(self.data.misses());
         }
         self.release_work(true);
+        let tx = if !self.state.tx.has_baseline() && self.tx_base.has_baseline() {
+            std::mem::take(&mut self.tx_base)
+        } else {
+            std::mem::take(&mut self.state.tx)
+        };
         pool::give(pool::Buffers {
             data: std::mem::take(&mut self.data),
-            tx: std::mem::take(&mut self.state.tx),
+            tx,
             matched_vars: std::mem::take(&mut self.state.matched_vars),
         });
     }

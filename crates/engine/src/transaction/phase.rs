@@ -124,7 +124,11 @@ impl Transaction {
                 Visit::Run
             }
         })?;
-        self.state.tx.clone_from(&p.tx);
+        // The pooled TX this transaction was given, restored (cheaply when it was
+        // restored from the same prologue before).
+        let mut tx = std::mem::take(&mut self.tx_base);
+        tx.restore_from(&p.tx, p.tx_id);
+        self.state.tx = tx;
         self.state.matched_vars.clear();
         for (name, value) in &p.matched_vars {
             let mut e = self.state.matched_vars.spare();

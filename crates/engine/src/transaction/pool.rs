@@ -40,7 +40,8 @@ const KEEP_MAX_BYTES: usize = 1 << 20;
 /// value costs one allocation instead.
 const KEEP_MAX_BUFFER: usize = 8 << 10;
 
-/// A transaction's state buffers, cleared.
+/// A transaction's state buffers, cleared (a TX restored from a prologue keeps its
+/// members for the next restore: see `Collection::restore_from`).
 #[derive(Debug, Default)]
 pub(crate) struct Buffers {
     pub data: Data,
@@ -186,7 +187,11 @@ pub(crate) fn give(mut b: Buffers) {
         return;
     }
     b.data.clear();
-    b.tx.clear();
+    // A TX restored from a prologue keeps its members: the next transaction's
+    // restore undoes only what this one changed.
+    if !b.tx.has_baseline() {
+        b.tx.clear();
+    }
     b.matched_vars.clear();
     // Clearing keeps every capacity: the sizes measured above still hold.
     let bytes = large.iter().sum::<usize>() + b.tx.capacity_bytes();
