@@ -384,6 +384,12 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
             CompiledOp::GeoLookup(_) => false,
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
+        // Evaluated as `group_may_match` first: a rule the result cache's values
+        // rule out is passed over by the rule loop.
+        rule.cache_rejectable = rule.prefilter.is_some()
+            && rule.prefilter_group.is_some()
+            && !rule.unconditional
+            && rule.static_result.is_none();
     }
     assign_target_sets(&mut program.rules);
     select_tagged_rules(&mut program.rules);
@@ -899,6 +905,7 @@ impl Compiler<'_> {
             expirevars,
             prefilter: None,
             prefilter_group: None,
+            cache_rejectable: false,
             target_set: None,
             static_result: None,
             resolved_op: None,

@@ -156,53 +156,9 @@ impl Transaction {
         group: u32,
         bit: u32,
     ) -> bool {
-        let generation = self.data.generation();
-        let a = &mut self.work.admission;
-        if a.generation != Some(generation) {
-            a.generation = Some(generation);
-            a.epoch += 1;
-            a.bits.clear();
-            a.bits.resize(pf.words(), 0);
-            a.maybe.clear();
-            a.maybe.resize(program.classes.multi_rules.len(), 0);
-            let words = program.classes.classes.len().div_ceil(64);
-            a.nonempty.clear();
-            a.nonempty.resize(words, 0);
-            a.unknown.clear();
-            a.unknown.resize(words, 0);
-            a.settled = false;
-            for (i, c) in program.classes.classes.iter().enumerate() {
-                let bit = 1u64 << (i % 64);
-                if c.lists.iter().any(|&l| !self.data.slots(l).is_empty()) {
-                    a.nonempty[i / 64] |= bit;
-                } else if c.scalar {
-                    a.unknown[i / 64] |= bit;
-                }
-            }
-        }
-        // With the result cache, most groups are ruled out before their unions:
-        // when every value of the group's classes is cached (and they are known),
-        // a rule no class's maybe set holds cannot match (the group's own maybe
-        // set is a subset of the union of all classes'; its scans, of no value).
-        if program.options.value_cache {
-            if !self.work.admission.settled {
-                self.settle(program);
-            }
-            let a = &self.work.admission;
-            if let Some(gp) = program.classes.groups.get(group as usize) {
-                let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
-                if !gp.unclassed
-                    && !xml
-                    && !crate::prefilter::has(&a.all_maybe, rule.index)
-                    && gp
-                        .class_mask
-                        .iter()
-                        .zip(a.uncached.iter().zip(&a.unknown))
-                        .all(|(m, (u, k))| m & (u | k) == 0)
-                {
-                    return false;
-                }
-            }
+        self.refresh_admission(program, pf);
+        if program.options.value_cache && self.cache_rules_out(program, rule, group) {
+            return false;
         }
         let a = &mut self.work.admission;
         let g = group as usize;
@@ -216,6 +172,77 @@ impl Transaction {
         a.groups[g].1
             || crate::prefilter::has(&a.bits, bit)
             || (program.options.value_cache && crate::prefilter::has(&a.maybe, rule.index))
+    }
+
+    /// With the result cache: whether `rule` (prefiltered, in group `group`) is
+    /// ruled out by the cached values alone — as [`Transaction::group_may_match`]
+    /// would find first, for the rule loop to pass it over without evaluating it.
+    #[inline]
+    pub(crate) fn cache_rejects(&mut self, program: &crate::Program, rule: &Rule) -> bool {
+        let (Some(group), Some(pf)) = (rule.prefilter_group, &program.prefilter) else {
+            return false;
+        };
+        self.refresh_admission(program, pf);
+        self.cache_rules_out(program, rule, group)
+    }
+
+    /// Starts the admission afresh when the request data changed.
+    #[inline]
+    fn refresh_admission(&mut self, program: &crate::Program, pf: &Prefilter) {
+        let generation = self.data.generation();
+        if self.work.admission.generation != Some(generation) {
+            self.new_admission(program, pf, generation);
+        }
+    }
+
+    #[inline(never)]
+    fn new_admission(&mut self, program: &crate::Program, pf: &Prefilter, generation: u64) {
+        let a = &mut self.work.admission;
+        a.generation = Some(generation);
+        a.epoch += 1;
+        a.bits.clear();
+        a.bits.resize(pf.words(), 0);
+        a.maybe.clear();
+        a.maybe.resize(program.classes.multi_rules.len(), 0);
+        let words = program.classes.classes.len().div_ceil(64);
+        a.nonempty.clear();
+        a.nonempty.resize(words, 0);
+        a.unknown.clear();
+        a.unknown.resize(words, 0);
+        a.settled = false;
+        for (i, c) in program.classes.classes.iter().enumerate() {
+            let bit = 1u64 << (i % 64);
+            if c.lists.iter().any(|&l| !self.data.slots(l).is_empty()) {
+                a.nonempty[i / 64] |= bit;
+            } else if c.scalar {
+                a.unknown[i / 64] |= bit;
+            }
+        }
+    }
+
+    /// With the result cache, most groups are ruled out before their unions: when
+    /// every value of the group's classes is cached (and they are known), a rule
+    /// no class's maybe set holds cannot match (the group's own maybe set is a
+    /// subset of the union of all classes'; its scans, of no value). The
+    /// admission must be current ([`Transaction::refresh_admission`]).
+    #[inline]
+    fn cache_rules_out(&mut self, program: &crate::Program, rule: &Rule, group: u32) -> bool {
+        if !self.work.admission.settled {
+            self.settle(program);
+        }
+        let a = &self.work.admission;
+        let Some(gp) = program.classes.groups.get(group as usize) else {
+            return false;
+        };
+        let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
+        !gp.unclassed
+            && !xml
+            && !crate::prefilter::has(&a.all_maybe, rule.index)
+            && gp
+                .class_mask
+                .iter()
+                .zip(a.uncached.iter().zip(&a.unknown))
+                .all(|(m, (u, k))| m & (u | k) == 0)
     }
 
     /// Makes the admission's `uncached` classes and `all_maybe` rules for this
