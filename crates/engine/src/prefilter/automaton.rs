@@ -193,6 +193,9 @@ impl Matcher {
     /// value a chain that only deletes bytes would give, without building it).
     pub fn scan_into(&self, haystack: &[u8], deleted: Option<&[bool; 256]>, scan: &mut [u64]) {
         match (&self.kind, deleted) {
+            (Kind::Dfa(dfa, masks), None) if haystack.len() >= INTERLEAVE_MIN => {
+                run_dfa_interleaved(dfa, masks, &self.literal_rules, haystack, scan);
+            }
             (Kind::Dfa(dfa, masks), None) => {
                 run_dfa(
                     dfa,
@@ -297,6 +300,64 @@ fn run_dfa(
         sid = dfa.next_state(Anchored::No, sid, b);
         if dfa.is_special(sid) && dfa.is_match(sid) {
             report_matches(dfa, masks, literal_rules, sid, scan);
+        }
+    }
+}
+
+/// Shortest value scanned as [`LANES`] interleaved pieces.
+const INTERLEAVE_MIN: usize = 512;
+/// Pieces of a long value scanned side by side.
+const LANES: usize = 4;
+
+/// [`run_dfa`] over a long value cut into [`LANES`] pieces, each extended by the
+/// longest literal's length less one and scanned from the start state, the
+/// pieces' steps interleaved: one step's table lookup waits for the previous one
+/// (a chain of dependent loads, about one byte per load latency), four
+/// independent chains keep the processor busy. Every occurrence starts in one
+/// piece and ends within its extension, where that piece's scan finds it (a scan
+/// from the start state at a position reports every literal occurring entirely
+/// after it); occurrences found twice set the same bits. So the bits equal
+/// [`run_dfa`]'s over the whole value.
+fn run_dfa_interleaved(
+    dfa: &DFA,
+    masks: &StateMasks,
+    literal_rules: &[Vec<u32>],
+    hay: &[u8],
+    scan: &mut [u64],
+) {
+    let Ok(start) = dfa.start_state(Anchored::No) else {
+        return;
+    };
+    // An empty literal matches before the first byte.
+    if dfa.is_match(start) {
+        report_matches(dfa, masks, literal_rules, start, scan);
+    }
+    let overlap = dfa.max_pattern_len().saturating_sub(1);
+    let piece = hay.len().div_ceil(LANES);
+    let lane = |i: usize| {
+        let from = (i * piece).min(hay.len());
+        let to = ((i + 1) * piece + overlap).min(hay.len());
+        &hay[from..to]
+    };
+    let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
+    let mut sid = [start; LANES];
+    // The common length side by side (no bounds checks: zipped slices) ...
+    for (((&a, &b), &c), &d) in l0.iter().zip(l1).zip(l2).zip(l3) {
+        for (s, byte) in sid.iter_mut().zip([a, b, c, d]) {
+            *s = dfa.next_state(Anchored::No, *s, byte);
+            if dfa.is_special(*s) && dfa.is_match(*s) {
+                report_matches(dfa, masks, literal_rules, *s, scan);
+            }
+        }
+    }
+    // ... then each piece's rest on its own.
+    let common = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
+    for (s, l) in sid.iter_mut().zip([l0, l1, l2, l3]) {
+        for &byte in &l[common..] {
+            *s = dfa.next_state(Anchored::No, *s, byte);
+            if dfa.is_special(*s) && dfa.is_match(*s) {
+                report_matches(dfa, masks, literal_rules, *s, scan);
+            }
         }
     }
 }
@@ -455,11 +516,60 @@ mod tests {
                 );
             }
         }
+        // Long values (scanned as interleaved pieces): literals across the
+        // pieces' borders, at the very ends, and none.
+        for n in [512usize, 513, 515, 1000, 4099] {
+            for at in [0, 1, n / 4 - 3, n / 4 - 1, n / 2 - 2, 3 * n / 4 - 5, n - 6] {
+                let mut hay = vec![b'x'; n];
+                hay[at..at + 6].copy_from_slice(b"sElEcT");
+                hay[n - 2..].copy_from_slice(b"on");
+                let mut scan = vec![0u64; 2];
+                m.scan_into(&hay, None, &mut scan);
+                assert_eq!(scan, bits_by_literal(&m, &hay), "{n} {at}");
+            }
+        }
         // The same through a deleted-byte table.
         let mut deleted = [false; 256];
         deleted[usize::from(b' ')] = true;
         let mut scan = vec![0u64; 2];
         m.scan_into(b"se lect", Some(&deleted), &mut scan);
         assert_eq!(scan, bits_by_literal(&m, b"select"));
+    }
+}
+
+#[cfg(test)]
+mod interleave_props {
+    use super::Matcher;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// A long value's bits (interleaved pieces) equal the one-piece scan's:
+        /// a few literals at random places (across the pieces' borders among
+        /// them) in filler no literal occurs in.
+        #[test]
+        fn interleaved_scans_set_the_bits_of_a_whole_scan(
+            lits in prop::collection::vec("[a-cA-C]{1,12}", 1..20),
+            len in 512usize..2600,
+            places in prop::collection::vec((0usize..5, 0usize..14, 0usize..20), 0..4),
+        ) {
+            // Each place: a piece border (0 and 4: the value's ends), a distance
+            // before it, a literal.
+            let mut hay = vec![b'x'; len];
+            for &(border, back, which) in &places {
+                let lit = lits[which % lits.len()].as_bytes();
+                let at = (border * len.div_ceil(4)).saturating_sub(back).min(len - lit.len());
+                hay[at..at + lit.len()].copy_from_slice(lit);
+            }
+            let lits: Vec<Vec<u8>> = lits.into_iter().map(String::into_bytes).collect();
+            let rules: Vec<Vec<u32>> = (0..lits.len() as u32).map(|i| vec![i]).collect();
+            let m = Matcher::build(&lits, rules).unwrap_or_else(|| panic!("builds"));
+            let super::Kind::Dfa(dfa, masks) = &m.kind else { panic!("a DFA") };
+            let mut whole = vec![0u64; 1];
+            super::run_dfa(dfa, masks, &m.literal_rules, hay.iter().copied(), &mut whole);
+            let mut pieces = vec![0u64; 1];
+            m.scan_into(&hay, None, &mut pieces);
+            prop_assert_eq!(pieces, whole);
+        }
     }
 }
