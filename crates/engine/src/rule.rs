@@ -52,12 +52,6 @@ pub struct KeyRegex {
     /// The pattern is `^` and that literal alone: a key starting with it matches
     /// without the regex engine.
     prefix_only: bool,
-    /// Literals (lower-cased) one of which every match holds, for other patterns
-    /// (`MULTIPART_HEADERS_CONTENT_TYPES_*` over the ~100 members of TX): an ASCII
-    /// key holding none is rejected without the regex engine. (On ASCII keys the
-    /// selector's Unicode case folding, `k` as the Kelvin sign and `s` as the long
-    /// s, cannot apply, so the literals are taken with ASCII folding.)
-    required: Option<Vec<Vec<u8>>>,
 }
 
 impl KeyRegex {
@@ -72,15 +66,11 @@ impl KeyRegex {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b' ');
         let prefix = anchored_prefix(pattern);
         let prefix_only = pattern.len() == 1 + prefix.len();
-        let required = (!plain && !prefix_only)
-            .then(|| crate::prefilter::literals::regex_literals(&format!("(?i-u){pattern}")))
-            .flatten();
         Ok(KeyRegex {
             re,
             literal: plain.then(|| pattern.to_ascii_lowercase().into_bytes()),
             prefix,
             prefix_only,
-            required,
         })
     }
 
@@ -99,23 +89,8 @@ impl KeyRegex {
                     && key
                         .get(..self.prefix.len())
                         .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
-                    && (self.prefix_only || (self.required_may_occur(key) && self.re.is_match(key)))
+                    && (self.prefix_only || self.re.is_match(key))
             }
-        }
-    }
-}
-
-impl KeyRegex {
-    /// False when `key` is ASCII and holds none of the required literals (so the
-    /// regex cannot match it).
-    #[inline]
-    fn required_may_occur(&self, key: &[u8]) -> bool {
-        match &self.required {
-            Some(lits) if key.is_ascii() => lits.iter().any(|l| {
-                key.windows(l.len().max(1))
-                    .any(|w| w.eq_ignore_ascii_case(l))
-            }),
-            _ => true,
         }
     }
 }
@@ -476,9 +451,6 @@ mod tests {
         assert!(KeyRegex::new("^header_name_920450_").is_ok_and(|k| k.prefix_only));
         assert!(KeyRegex::new("^_pk_ref").is_ok_and(|k| !k.prefix_only));
         assert!(KeyRegex::new("^abc?").is_ok_and(|k| !k.prefix_only));
-        // Unanchored patterns with a literal reject most keys without the regex.
-        assert!(KeyRegex::new("MULTIPART_HEADERS_CONTENT_TYPES_*")
-            .is_ok_and(|k| k.required.is_some() && !k.required_may_occur(b"tx_score")));
         for (pattern, keys) in [
             (
                 "^_pk_ref",
@@ -559,7 +531,7 @@ mod key_regex_props {
 
     proptest! {
         #[test]
-        fn selectors_with_required_literals_match_as_the_regex(k in key()) {
+        fn selectors_match_as_the_regex(k in key()) {
             for pattern in [
                 "MULTIPART_HEADERS_CONTENT_TYPES_*",
                 "paramcounter_.*",

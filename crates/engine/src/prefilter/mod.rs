@@ -25,7 +25,7 @@
 pub(crate) mod automaton;
 pub mod bytes;
 mod few;
-pub(crate) mod literals;
+mod literals;
 
 #[cfg(test)]
 pub(crate) use literals::restricted;
