@@ -221,6 +221,21 @@ impl Matcher {
         }
     }
 
+    /// As [`Matcher::scan_into`] without a deleted-byte table and without
+    /// interleaving (a benchmark's baseline).
+    pub fn scan_sequential_into(&self, haystack: &[u8], scan: &mut [u64]) {
+        match &self.kind {
+            Kind::Dfa(dfa, masks) => run_dfa(
+                dfa,
+                masks,
+                &self.literal_rules,
+                haystack.iter().copied(),
+                scan,
+            ),
+            Kind::Other(ac) => self.overlapping(ac, haystack, scan),
+        }
+    }
+
     /// The crate's overlapping search (the automaton is not a DFA).
     fn overlapping(&self, ac: &AhoCorasick, haystack: &[u8], scan: &mut [u64]) {
         for m in ac.find_overlapping_iter(haystack) {

@@ -317,6 +317,20 @@ impl Prefilter {
         self.escape(scan);
     }
 
+    /// As [`Prefilter::scan_long_into`] with the automaton's one-piece loop (no
+    /// interleaving): the baseline of `benches/long_scan.rs`.
+    #[doc(hidden)]
+    pub fn scan_long_into_sequential(&self, value: &[u8], scan: &mut [u64]) {
+        for (s, a) in scan.iter_mut().zip(&self.always) {
+            *s |= a;
+        }
+        if let Some(m) = self.long_automaton() {
+            m.scan_sequential_into(value, scan);
+        }
+        self.add_presence(value, scan);
+        self.escape(scan);
+    }
+
     /// The long-value automaton (the plain one when there is none).
     fn long_automaton(&self) -> Option<&Matcher> {
         match &self.long {
