@@ -385,8 +385,11 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
         // Evaluated as `group_may_match` first: a rule the result cache's values
-        // rule out is passed over by the rule loop.
-        rule.cache_rejectable = rule.prefilter.is_some()
+        // rule out is passed over by the rule loop (not with verification, which
+        // takes the long way to check).
+        rule.cache_rejectable = options.value_cache
+            && !options.verify
+            && rule.prefilter.is_some()
             && rule.prefilter_group.is_some()
             && !rule.unconditional
             && rule.static_result.is_none();

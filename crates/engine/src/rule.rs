@@ -400,7 +400,8 @@ pub struct Rule {
     /// collection rules write ([`Var::is_rule_state`]: those change without new
     /// request data, which the union's validity is tied to).
     pub prefilter_group: Option<u32>,
-    /// Prefiltered, in a group, not unconditional and not folded: the rule loop
+    /// Prefiltered, in a group, not unconditional and not folded, with the result
+    /// cache on and without verification: the rule loop
     /// asks the result cache's admission first (see
     /// `Transaction::cache_rejects`) and passes the rule over when it is ruled out.
     pub cache_rejectable: bool,

@@ -196,20 +196,11 @@ impl Matcher {
             (Kind::Dfa(dfa, masks), None) if haystack.len() >= INTERLEAVE_MIN => {
                 run_dfa_interleaved(dfa, masks, &self.literal_rules, haystack, scan);
             }
-            (Kind::Dfa(dfa, masks), None) => {
-                run_dfa(
-                    dfa,
-                    masks,
-                    &self.literal_rules,
-                    haystack.iter().copied(),
-                    scan,
-                );
-            }
+            (_, None) => self.scan_sequential_into(haystack, scan),
             (Kind::Dfa(dfa, masks), Some(d)) => {
                 let kept = haystack.iter().copied().filter(|&b| !d[usize::from(b)]);
                 run_dfa(dfa, masks, &self.literal_rules, kept, scan);
             }
-            (Kind::Other(ac), None) => self.overlapping(ac, haystack, scan),
             (Kind::Other(ac), Some(d)) => {
                 let kept: Vec<u8> = haystack
                     .iter()
@@ -221,8 +212,8 @@ impl Matcher {
         }
     }
 
-    /// As [`Matcher::scan_into`] without a deleted-byte table and without
-    /// interleaving (a benchmark's baseline).
+    /// As [`Matcher::scan_into`] without a deleted-byte table, in one piece (short
+    /// values; a benchmark's baseline for long ones).
     pub fn scan_sequential_into(&self, haystack: &[u8], scan: &mut [u64]) {
         match &self.kind {
             Kind::Dfa(dfa, masks) => run_dfa(
@@ -354,6 +345,7 @@ fn run_dfa_interleaved(
         let to = ((i + 1) * piece + overlap).min(hay.len());
         &hay[from..to]
     };
+    // (Four lanes, zipped below: `LANES` is 4.)
     let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
     let mut sid = [start; LANES];
     // The common length side by side (no bounds checks: zipped slices) ...

@@ -321,9 +321,7 @@ impl Prefilter {
     /// interleaving): the baseline of `benches/long_scan.rs`.
     #[doc(hidden)]
     pub fn scan_long_into_sequential(&self, value: &[u8], scan: &mut [u64]) {
-        for (s, a) in scan.iter_mut().zip(&self.always) {
-            *s |= a;
-        }
+        self.scan_with(None, value, None, scan);
         if let Some(m) = self.long_automaton() {
             m.scan_sequential_into(value, scan);
         }

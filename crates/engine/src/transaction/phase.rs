@@ -217,13 +217,8 @@ impl Transaction {
             }
             // A prefiltered rule the result cache's values rule out: not matched,
             // as `eval_chain` would find through `group_may_match`, without the
-            // calls (with verification or a profile, the long way, which checks
-            // or counts).
-            if rule.cache_rejectable
-                && program.options.value_cache
-                && !program.options.verify
-                && self.profile.is_none()
-                && self.cache_rejects(program, rule)
+            // calls (with a profile, the long way, which counts evaluations).
+            if rule.cache_rejectable && self.profile.is_none() && self.cache_rejects(program, rule)
             {
                 self.state.matched_vars.clear();
                 i += 1;
