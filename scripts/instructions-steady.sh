@@ -6,6 +6,9 @@
 # Usage: scripts/instructions-steady.sh [OPTIMIZATIONS] [CORPUS]
 #   OPTIMIZATIONS as `bench engine --optimizations` (default all; the RuleCache
 #   issue's "without the result cache" is prune,memo,prefilter,order).
+#   The result cache's table is rebuilt on the benchmark thread
+#   (--synchronous-cache), so its contents, and the counts, do not depend on
+#   thread scheduling; its rebuilds are counted with the requests.
 # PALISADE_BIN=PATH uses that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +27,7 @@ refs() {
     "--toggle-collect=bench::engine_bench::drive_request" \
     "--toggle-collect=bench::engine_bench::drive_response" \
     "$bin" bench engine --crs ../shared/crs --corpus "$1" --optimizations "$opts" \
-    --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
+    --synchronous-cache --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
 }
 if [ -n "$corpus" ]; then
   n=$(python3 -c "import json,sys;d=open(sys.argv[1]).read().strip();print(len(json.loads(d)) if d.startswith('[') else len(d.splitlines()))" "$corpus")

@@ -245,7 +245,7 @@ pub struct ResultCache {
     rebuilding: AtomicBool,
     rebuilds: AtomicU64,
     /// Rebuild on the reporting thread instead of a background one (tests).
-    synchronous: bool,
+    synchronous: AtomicBool,
 }
 
 thread_local! {
@@ -273,8 +273,15 @@ impl ResultCache {
             }),
             rebuilding: AtomicBool::new(false),
             rebuilds: AtomicU64::new(0),
-            synchronous,
+            synchronous: AtomicBool::new(synchronous),
         }
+    }
+
+    /// Rebuilds on the reporting thread from now on (`true`) or on a thread of
+    /// their own (`false`, the default): synchronous rebuilds make the table's
+    /// contents depend on the requests alone, for reproducible measurements.
+    pub fn set_synchronous(&self, on: bool) {
+        self.synchronous.store(on, Ordering::Relaxed);
     }
 
     /// The entry of `value`, when the table has one.
@@ -347,7 +354,7 @@ impl ResultCache {
         w.transactions = 0;
         w.repeated = 0;
         drop(w);
-        if self.synchronous {
+        if self.synchronous.load(Ordering::Relaxed) {
             self.rebuild(candidates);
             return;
         }

@@ -137,6 +137,11 @@ pub struct EngineArgs {
     /// plain evaluation (`engine::Options::verify`: slow; a difference panics).
     #[arg(long)]
     pub verify_inline: bool,
+    /// Rebuild the result cache's table on the benchmark thread (instead of a
+    /// thread of its own), so that which values it holds depends on the corpus
+    /// alone: for reproducible instruction counts (scripts/instructions-steady.sh).
+    #[arg(long, hide = true)]
+    pub synchronous_cache: bool,
     /// Profile every Nth request per rule and print the costliest rules (0: off).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub profile_every: usize,
@@ -191,6 +196,7 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
         }
         program = ordered;
     }
+    program.caches.set_synchronous(args.synchronous_cache);
     let threads = args.threads.max(1);
     let start = std::time::Instant::now();
     let reports: Vec<bench::engine_bench::Report> = std::thread::scope(|s| {
