@@ -384,20 +384,12 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
             CompiledOp::GeoLookup(_) => false,
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
-        // Evaluated as `group_may_match` first: a rule the result cache's values
-        // rule out is passed over by the rule loop (not with verification, which
-        // takes the long way to check).
-        rule.cache_rejectable = options.value_cache
-            && !options.verify
-            && rule.prefilter.is_some()
-            && rule.prefilter_group.is_some()
-            && !rule.unconditional
-            && rule.static_result.is_none();
     }
     assign_target_sets(&mut program.rules);
     select_tagged_rules(&mut program.rules);
     let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
     program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words);
+    program.step_gates = crate::step_gates::StepGates::build(&program);
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
     }
@@ -908,7 +900,6 @@ impl Compiler<'_> {
             expirevars,
             prefilter: None,
             prefilter_group: None,
-            cache_rejectable: false,
             target_set: None,
             static_result: None,
             resolved_op: None,

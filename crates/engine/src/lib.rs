@@ -32,6 +32,7 @@ pub mod program;
 pub mod prologue;
 pub mod prune;
 pub mod rule;
+pub mod step_gates;
 pub mod transaction;
 pub mod transform;
 pub mod value_cache;

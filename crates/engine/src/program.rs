@@ -159,6 +159,9 @@ pub struct Program {
     pub ordering: crate::ordering::Runtime,
     /// How the prefilter groups' unions are built (see [`crate::classes`]).
     pub classes: crate::classes::ClassPlan,
+    /// Per step, what the rule loop needs to pass over a rule that cannot match
+    /// (see [`crate::step_gates`]).
+    pub step_gates: crate::step_gates::StepGates,
     /// The leading phase-1 rules run once at load time (see [`crate::prologue`]).
     pub prologue: Option<crate::prologue::Prologue>,
 }
@@ -191,6 +194,7 @@ impl Program {
             caches,
             ordering: crate::ordering::Runtime::default(),
             classes: crate::classes::ClassPlan::default(),
+            step_gates: crate::step_gates::StepGates::default(),
             prologue: None,
         }
     }

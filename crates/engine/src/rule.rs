@@ -400,11 +400,6 @@ pub struct Rule {
     /// collection rules write ([`Var::is_rule_state`]: those change without new
     /// request data, which the union's validity is tied to).
     pub prefilter_group: Option<u32>,
-    /// Prefiltered, in a group, not unconditional and not folded, with the result
-    /// cache on and without verification: the rule loop
-    /// asks the result cache's admission first (see
-    /// `Transaction::cache_rejects`) and passes the rule over when it is ruled out.
-    pub cache_rejectable: bool,
     /// The rule's target list, when its values come from request data alone (see
     /// [`crate::transaction`]'s target-set cache): rules with the same list and
     /// exclusions share one resolution per transaction while the data stay the

@@ -286,5 +286,7 @@ pub fn apply(program: &mut Program, plan: &OrderPlan) -> Result<usize, ApplyErro
         program.phases[p] = new;
         program.ordering.reordered[p] = true;
     }
+    // Moved rules may join or split runs.
+    program.step_gates = crate::step_gates::StepGates::build(program);
     Ok(plan.moved())
 }

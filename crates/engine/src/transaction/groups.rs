@@ -157,9 +157,24 @@ impl Transaction {
         bit: u32,
     ) -> bool {
         self.refresh_admission(program, pf);
-        if program.options.value_cache && self.cache_rules_out(program, rule, group) {
+        if program.options.value_cache && self.cache_rules_out(program, rule.index, group) {
             return false;
         }
+        self.group_admits(program, pf, rule.index, group, bit)
+    }
+
+    /// The second half of [`Transaction::group_may_match`]: whether group
+    /// `group`'s unions (and, with the result cache, its classes' maybe sets)
+    /// admit rule `index` with prefilter bit `bit`. The admission must be current.
+    #[inline]
+    fn group_admits(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        index: crate::rule::RuleIdx,
+        group: u32,
+        bit: u32,
+    ) -> bool {
         let a = &mut self.work.admission;
         let g = group as usize;
         if a.groups.len() <= g {
@@ -171,19 +186,44 @@ impl Transaction {
         let a = &self.work.admission;
         a.groups[g].1
             || crate::prefilter::has(&a.bits, bit)
-            || (program.options.value_cache && crate::prefilter::has(&a.maybe, rule.index))
+            || (program.options.value_cache && crate::prefilter::has(&a.maybe, index))
     }
 
-    /// With the result cache: whether `rule` (prefiltered, in group `group`) is
-    /// ruled out by the cached values alone — as [`Transaction::group_may_match`]
-    /// would find first, for the rule loop to pass it over without evaluating it.
-    #[inline]
-    pub(crate) fn cache_rejects(&mut self, program: &crate::Program, rule: &Rule) -> bool {
-        let (Some(group), Some(pf)) = (rule.prefilter_group, &program.prefilter) else {
-            return false;
-        };
+    /// For the gated rule `idx` at step `i` (see [`crate::step_gates`]): the step
+    /// to go on from when its group's admission rules it out (as
+    /// [`Transaction::group_may_match`] would find), `None` when it may match.
+    /// With the result cache and `bulk`, the rules after it in its run that the
+    /// cached values rule out too are passed over with it (they share the class
+    /// test: one bit test each). The rule loop asks before it reads the rule; no
+    /// `ctl` may have removed rules.
+    pub(crate) fn gate_rejects(
+        &mut self,
+        program: &crate::Program,
+        steps: &[crate::rule::Step],
+        (i, idx): (usize, crate::rule::RuleIdx),
+        gate: crate::step_gates::Gate,
+        bulk: bool,
+    ) -> Option<usize> {
+        let pf = program.prefilter.as_ref()?;
         self.refresh_admission(program, pf);
-        self.cache_rules_out(program, rule, group)
+        if program.options.value_cache && self.cache_rules_out(program, idx, gate.group) {
+            let end = gate.end as usize;
+            if !bulk || end <= i + 1 {
+                return Some(i + 1);
+            }
+            let all = &self.work.admission.all_maybe;
+            let mut j = i + 1;
+            while j < end {
+                if let crate::rule::Step::Rule(r) = steps[j] {
+                    if crate::prefilter::has(all, r) {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            return Some(j);
+        }
+        (!self.group_admits(program, pf, idx, gate.group, gate.bit)).then_some(i + 1)
     }
 
     /// Starts the admission afresh when the request data changed.
@@ -226,7 +266,12 @@ impl Transaction {
     /// subset of the union of all classes'; its scans, of no value). The
     /// admission must be current ([`Transaction::refresh_admission`]).
     #[inline]
-    fn cache_rules_out(&mut self, program: &crate::Program, rule: &Rule, group: u32) -> bool {
+    fn cache_rules_out(
+        &mut self,
+        program: &crate::Program,
+        index: crate::rule::RuleIdx,
+        group: u32,
+    ) -> bool {
         if !self.work.admission.settled {
             self.settle(program);
         }
@@ -237,7 +282,7 @@ impl Transaction {
         let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
         !gp.unclassed
             && !xml
-            && !crate::prefilter::has(&a.all_maybe, rule.index)
+            && !crate::prefilter::has(&a.all_maybe, index)
             && gp
                 .class_mask
                 .iter()

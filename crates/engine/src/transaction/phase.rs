@@ -77,7 +77,7 @@ impl Transaction {
             },
             _ => 0,
         };
-        self.run_steps_from(program, phase, from, |_| Visit::Run);
+        self.run_steps_from(program, phase, from, true, |_| Visit::Run);
     }
 
     /// Phase 1's prologue (see [`crate::prologue`]): its kept rules run and its
@@ -115,7 +115,7 @@ impl Transaction {
         }
         // The segment's end is a rule's step (or the phase's end), where the loop
         // stops; a kept rule cannot end the phase, but should it, so does this.
-        self.run_steps_from(program, 1, 0, |i| {
+        self.run_steps_from(program, 1, 0, false, |i| {
             if i >= end {
                 Visit::Stop
             } else if p.is_hoisted(i) {
@@ -147,7 +147,7 @@ impl Transaction {
         program: &crate::Program,
         end: usize,
     ) -> Option<SegmentState> {
-        let stopped = self.run_steps_from(program, 1, 0, |i| {
+        let stopped = self.run_steps_from(program, 1, 0, false, |i| {
             if i >= end {
                 Visit::Stop
             } else {
@@ -170,13 +170,16 @@ impl Transaction {
     /// The rule loop from step `from` (with no `skip` pending). `visit(i)` is asked
     /// before the rule at step `i` is evaluated: on [`Visit::Stop`] the loop
     /// returns `Some(i)`, on [`Visit::Pass`] it goes on to the next step as if the
-    /// rule were not there. Returns `Some(steps.len())` at the phase's end and
-    /// `None` when a match ends the phase early (intervention, `allow`).
+    /// rule were not there. With `bulk` (only where `visit` runs every step), a
+    /// run of rules the result cache rules out is passed over at once. Returns
+    /// `Some(steps.len())` at the phase's end and `None` when a match ends the
+    /// phase early (intervention, `allow`).
     fn run_steps_from(
         &mut self,
         program: &crate::Program,
         phase: u8,
         from: usize,
+        bulk: bool,
         visit: impl Fn(usize) -> Visit,
     ) -> Option<usize> {
         let steps = &program.phases[(phase - 1) as usize];
@@ -202,7 +205,6 @@ impl Transaction {
                 i += 1;
                 continue;
             }
-            let rule = &program.rules[idx as usize];
             match visit(i) {
                 Visit::Run => {}
                 Visit::Pass => {
@@ -211,18 +213,40 @@ impl Transaction {
                 }
                 Visit::Stop => return Some(i),
             }
-            if self.rule_removed(rule) {
+            // A gated rule (see [`crate::step_gates`]) its group's admission rules
+            // out (the result cache's values, or the prefilter's unions): not
+            // matched, as `eval_chain` would find through `group_may_match`,
+            // without the calls and without reading the rule. In the main loop,
+            // the rules after it in its result-cache run that the cache rules out
+            // too are passed over with it. With a profile, the long way (which
+            // counts evaluations); after a `ctl` removed rules, after the removal
+            // test.
+            let removals = self.any_rule_removed();
+            if let Some(gate) = program.step_gates.at(phase, i) {
+                if self.profile.is_none() && !removals {
+                    if let Some(next) = self.gate_rejects(program, steps, (i, idx), gate, bulk) {
+                        self.state.matched_vars.clear();
+                        i = next;
+                        continue;
+                    }
+                }
+            }
+            let rule = &program.rules[idx as usize];
+            if removals && self.rule_removed_by_ctl(rule) {
                 i += 1;
                 continue;
             }
-            // A prefiltered rule the result cache's values rule out: not matched,
-            // as `eval_chain` would find through `group_may_match`, without the
-            // calls (with a profile, the long way, which counts evaluations).
-            if rule.cache_rejectable && self.profile.is_none() && self.cache_rejects(program, rule)
-            {
-                self.state.matched_vars.clear();
-                i += 1;
-                continue;
+            if removals && self.profile.is_none() {
+                if let Some(gate) = program.step_gates.at(phase, i) {
+                    if self
+                        .gate_rejects(program, steps, (i, idx), gate, false)
+                        .is_some()
+                    {
+                        self.state.matched_vars.clear();
+                        i += 1;
+                        continue;
+                    }
+                }
             }
             let matched = if let Some(m) = self.plain_static(program, rule) {
                 m
@@ -304,13 +328,15 @@ impl Transaction {
     #[inline]
     pub(super) fn rule_removed(&self, rule: &Rule) -> bool {
         // Most transactions remove nothing: one test per rule visited.
-        if self.state.removed_ids.is_empty()
+        self.any_rule_removed() && self.rule_removed_by_ctl(rule)
+    }
+
+    /// Whether a `ctl:ruleRemove*` of this transaction removed rules.
+    #[inline]
+    fn any_rule_removed(&self) -> bool {
+        !(self.state.removed_ids.is_empty()
             && self.state.removed_tags.is_empty()
-            && self.state.removed_msgs.is_empty()
-        {
-            return false;
-        }
-        self.rule_removed_by_ctl(rule)
+            && self.state.removed_msgs.is_empty())
     }
 
     #[inline(never)]
