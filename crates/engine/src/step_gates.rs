@@ -9,8 +9,8 @@
 //! (see `Transaction::group_may_match`) before anything else.
 //!
 //! With the Rule Result Cache, gates also mark runs of rules the cache rules out
-//! together. A rule the cached values rule out (see
-//! `Transaction::cache_rejects`) is one whose group's classes have every value
+//! together. A rule the cached values rule out (see `Transaction::gate_rejects`)
+//! is one whose group's classes have every value
 //! cached and known, and that no class's maybe set holds. The first test depends
 //! on the group's classes alone, so consecutive rules over the same classes (CRS
 //! files are written so: a file's rules read the same targets through different

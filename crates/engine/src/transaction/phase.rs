@@ -218,12 +218,17 @@ impl Transaction {
             // matched, as `eval_chain` would find through `group_may_match`,
             // without the calls and without reading the rule. In the main loop,
             // the rules after it in its result-cache run that the cache rules out
-            // too are passed over with it. With a profile, the long way (which
-            // counts evaluations); after a `ctl` removed rules, after the removal
-            // test.
+            // too are passed over with it (not after a `ctl` removed rules: each
+            // rule then takes the removal test first). With a profile, the long
+            // way (which counts evaluations).
             let removals = self.any_rule_removed();
+            if removals && self.rule_removed_by_ctl(&program.rules[idx as usize]) {
+                i += 1;
+                continue;
+            }
             if let Some(gate) = program.step_gates.at(phase, i) {
-                if self.profile.is_none() && !removals {
+                if self.profile.is_none() {
+                    let bulk = bulk && !removals;
                     if let Some(next) = self.gate_rejects(program, steps, (i, idx), gate, bulk) {
                         self.state.matched_vars.clear();
                         i = next;
@@ -232,22 +237,6 @@ impl Transaction {
                 }
             }
             let rule = &program.rules[idx as usize];
-            if removals && self.rule_removed_by_ctl(rule) {
-                i += 1;
-                continue;
-            }
-            if removals && self.profile.is_none() {
-                if let Some(gate) = program.step_gates.at(phase, i) {
-                    if self
-                        .gate_rejects(program, steps, (i, idx), gate, false)
-                        .is_some()
-                    {
-                        self.state.matched_vars.clear();
-                        i += 1;
-                        continue;
-                    }
-                }
-            }
             let matched = if let Some(m) = self.plain_static(program, rule) {
                 m
             } else if self.profile.is_some() {
