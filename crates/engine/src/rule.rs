@@ -52,6 +52,14 @@ pub struct KeyRegex {
     /// The pattern is `^` and that literal alone: a key starting with it matches
     /// without the regex engine.
     prefix_only: bool,
+    /// For a pattern that matches exactly the keys holding one ASCII literal
+    /// (`MULTIPART_HEADERS_CONTENT_TYPES_*`, `paramcounter_.*`: the literal then
+    /// a part that matches the empty string anywhere), the lower-cased literal
+    /// and whether the pattern is anchored at the start. On an ASCII key the
+    /// regex's case folding is ASCII case folding, so such a key is decided by a
+    /// comparison; other keys go to the regex (which folds `ſ` to `s`, `K` to
+    /// `k`).
+    ascii: Option<(Vec<u8>, bool)>,
 }
 
 impl KeyRegex {
@@ -71,28 +79,82 @@ impl KeyRegex {
             literal: plain.then(|| pattern.to_ascii_lowercase().into_bytes()),
             prefix,
             prefix_only,
+            ascii: literal_then_empty(pattern),
         })
     }
 
     /// Whether a key matches.
     pub fn is_match(&self, key: &[u8]) -> bool {
-        match &self.literal {
-            Some(lit) => key.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit)),
-            None => {
-                // The first byte rejects most keys before the whole prefix is compared.
-                let first = match (self.prefix.first(), key.first()) {
-                    (Some(&p), Some(&k)) => p == k.to_ascii_lowercase(),
-                    (Some(_), None) => false,
-                    (None, _) => true,
-                };
-                first
-                    && key
-                        .get(..self.prefix.len())
-                        .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
-                    && (self.prefix_only || self.re.is_match(key))
-            }
+        if let Some(lit) = &self.literal {
+            return key.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit));
+        }
+        // The first byte rejects most keys before the whole prefix is compared.
+        let first = match (self.prefix.first(), key.first()) {
+            (Some(&p), Some(&k)) => p == k.to_ascii_lowercase(),
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        if !first
+            || !key
+                .get(..self.prefix.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
+        {
+            return false;
+        }
+        if self.prefix_only {
+            return true;
+        }
+        match &self.ascii {
+            Some((lit, true)) if key.is_ascii() => key
+                .get(..lit.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(lit)),
+            Some((lit, false)) if key.is_ascii() => contains_ignore_ascii_case(key, lit),
+            _ => self.re.is_match(key),
         }
     }
+}
+
+/// Whether `hay` holds `lit` (lower-case ASCII), ignoring ASCII case.
+fn contains_ignore_ascii_case(hay: &[u8], lit: &[u8]) -> bool {
+    let Some(&first) = lit.first() else {
+        return true;
+    };
+    hay.len() >= lit.len()
+        && (0..=hay.len() - lit.len()).any(|i| {
+            hay[i].to_ascii_lowercase() == first && hay[i..i + lit.len()].eq_ignore_ascii_case(lit)
+        })
+}
+
+/// For a pattern (compiled case-insensitively) of the form `[^]L X`, with `L` a
+/// non-empty ASCII literal and `X` a part that matches the empty string at any
+/// position (no anchors or word boundaries, minimum length 0): `L` lower-cased
+/// and whether `^` leads. Such a pattern matches a key exactly when the key holds
+/// (or, anchored, starts with) `L` up to case folding: any match contains `L`, and
+/// `L` followed by `X`'s empty match is a match.
+fn literal_then_empty(pattern: &str) -> Option<(Vec<u8>, bool)> {
+    use regex_syntax::hir::{HirKind, Look};
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let parts: &[regex_syntax::hir::Hir] = match hir.kind() {
+        HirKind::Concat(parts) => parts,
+        HirKind::Literal(_) => std::slice::from_ref(&hir),
+        _ => return None,
+    };
+    let (anchored, parts) = match parts.first().map(|h| h.kind()) {
+        Some(HirKind::Look(Look::Start)) => (true, &parts[1..]),
+        _ => (false, parts),
+    };
+    let (first, rest) = parts.split_first()?;
+    let HirKind::Literal(lit) = first.kind() else {
+        return None;
+    };
+    let nullable_anywhere = rest
+        .iter()
+        .all(|h| h.properties().look_set().is_empty() && h.properties().minimum_len() == Some(0));
+    (!lit.0.is_empty() && lit.0.is_ascii() && nullable_anywhere)
+        .then(|| (lit.0.to_ascii_lowercase(), anchored))
 }
 
 /// The literal an anchored pattern's matches start with: the letters, digits, `_`
@@ -447,6 +509,28 @@ mod tests {
         assert!(KeyRegex::new("^header_name_920450_").is_ok_and(|k| k.prefix_only));
         assert!(KeyRegex::new("^_pk_ref").is_ok_and(|k| !k.prefix_only));
         assert!(KeyRegex::new("^abc?").is_ok_and(|k| !k.prefix_only));
+        // The CRS's TX walks with a literal then an optional part compare on ASCII
+        // keys; patterns whose tail needs a position (`$`, `\b`) or a character do not.
+        let ascii = |p: &str| {
+            literal_then_empty(p).map(|(l, a)| (String::from_utf8(l).unwrap_or_default(), a))
+        };
+        assert_eq!(
+            ascii("MULTIPART_HEADERS_CONTENT_TYPES_*"),
+            Some(("multipart_headers_content_types".into(), false))
+        );
+        assert_eq!(
+            ascii("rfi_parameter_.*"),
+            Some(("rfi_parameter_".into(), false))
+        );
+        assert_eq!(
+            ascii("^header_name_920450_"),
+            Some(("header_name_920450_".into(), true))
+        );
+        assert_eq!(ascii("^_ga(?:_\\w+)?$"), None);
+        assert_eq!(ascii("ab\\b"), None);
+        assert_eq!(ascii("ab_+"), None);
+        assert_eq!(ascii("(?:a|b)c"), None);
+        assert_eq!(ascii("caf\u{e9}.*"), None);
         for (pattern, keys) in [
             (
                 "^_pk_ref",
@@ -478,6 +562,8 @@ mod tests {
                     "x_multipart_headers_content_types__",
                     "multipart_header\u{17f}_content_types_1",
                     "multipart_headers_content_type",
+                    "ultipart_headers_content_types_0",
+                    "multipart_headers_content_typess",
                     "header_name_920450_host",
                     "",
                 ][..],
@@ -485,6 +571,27 @@ mod tests {
             (
                 "paramcounter_.*",
                 &["paramcounter_a", "PARAMCOUNTER_", "paramcounte", "x"][..],
+            ),
+            (
+                "^paramcounter_.*",
+                &[
+                    "paramcounter_a",
+                    "PARAMCOUNTER_",
+                    "xparamcounter_a",
+                    "aramcounter_",
+                    "paramcounter",
+                    "",
+                ][..],
+            ),
+            (
+                "rfi_parameter_.*",
+                &[
+                    "tx_rfi_parameter_1",
+                    "RFI_PARAMETER_",
+                    "fi_parameter_",
+                    "rfi_parameter",
+                    "rfi_parameter_\u{212a}",
+                ][..],
             ),
         ] {
             let k = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));
@@ -532,6 +639,9 @@ mod key_regex_props {
                 "MULTIPART_HEADERS_CONTENT_TYPES_*",
                 "paramcounter_.*",
                 "(?:content|header)s_",
+                "^paramcounter_.*",
+                "rfi_parameter_.*",
+                "content_types$",
                 "^multipart_headers_(?:content|x)",
             ] {
                 let sel = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));

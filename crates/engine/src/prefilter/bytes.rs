@@ -141,6 +141,11 @@ impl ByteReq {
         &self.0
     }
 
+    /// The requirement of an operator that never matches: it admits no value.
+    pub fn never() -> ByteReq {
+        ByteReq(Box::new([ByteSet::default()]))
+    }
+
     /// A requirement from sets (empty: `None`).
     pub fn new(sets: Vec<ByteSet>) -> Option<ByteReq> {
         let sets = rank(sets);
