@@ -133,6 +133,13 @@ fn contains_ignore_ascii_case(hay: &[u8], lit: &[u8]) -> bool {
 /// `L` followed by `X`'s empty match is a match.
 fn literal_then_empty(pattern: &str) -> Option<(Vec<u8>, bool)> {
     use regex_syntax::hir::{HirKind, Look};
+    // Inline flags (`(?-i)`, `(?x)`) would change what the literal means: not here.
+    if pattern
+        .match_indices("(?")
+        .any(|(i, _)| pattern.as_bytes().get(i + 2) != Some(&b':'))
+    {
+        return None;
+    }
     let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(pattern)
@@ -528,6 +535,8 @@ mod tests {
         );
         assert_eq!(ascii("^_ga(?:_\\w+)?$"), None);
         assert_eq!(ascii("ab\\b"), None);
+        assert_eq!(ascii("(?-i)AB.*"), None);
+        assert_eq!(ascii("(?:ab)c_*"), Some(("abc".into(), false)));
         assert_eq!(ascii("ab_+"), None);
         assert_eq!(ascii("(?:a|b)c"), None);
         assert_eq!(ascii("caf\u{e9}.*"), None);
@@ -642,6 +651,7 @@ mod key_regex_props {
                 "^paramcounter_.*",
                 "rfi_parameter_.*",
                 "content_types$",
+                "(?-i)Paramcounter_.*",
                 "^multipart_headers_(?:content|x)",
             ] {
                 let sel = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));
