@@ -86,7 +86,7 @@ impl KeyRegex {
     /// Whether a key matches.
     pub fn is_match(&self, key: &[u8]) -> bool {
         if let Some(lit) = &self.literal {
-            return key.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit));
+            return contains_ignore_ascii_case(key, lit);
         }
         // The first byte rejects most keys before the whole prefix is compared.
         let first = match (self.prefix.first(), key.first()) {

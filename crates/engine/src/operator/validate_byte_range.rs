@@ -88,7 +88,7 @@ impl Operator for ValidateByteRange {
             }
         }
         // No byte outside (`0-255`): it never matches; the empty set admits no value.
-        if outside.0 == [0; 4] {
+        if outside.is_empty() {
             return Some(ByteReq::never());
         }
         ByteReq::new(vec![outside])

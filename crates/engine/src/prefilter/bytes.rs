@@ -60,7 +60,8 @@ impl ByteSet {
         u
     }
 
-    fn is_empty(&self) -> bool {
+    /// Whether it holds no byte.
+    pub fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
 
