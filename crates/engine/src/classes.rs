@@ -23,6 +23,8 @@
 //! *maybe* set instead: the rules (by index) not known to leave it unmatched (see
 //! [`crate::value_cache::ValueEntry::maybe_into`]). A rule of a group may match
 //! when the group's union admits it or one of its classes' maybe sets holds it.
+//! The maybe sets are made per arena list (see [`ListPlan`]): each value once,
+//! limited to the rules of the classes holding it.
 
 use std::collections::HashMap;
 
@@ -88,6 +90,43 @@ pub struct ClassPlan {
     pub cc_bits: Vec<Vec<u64>>,
     /// By class: the rules (by index) reading it.
     pub class_rules: Vec<Vec<u64>>,
+    /// Per arena list some class reads: which pure classes hold its values (see
+    /// [`ListPlan`]).
+    pub lists: Vec<ListPlan>,
+    /// The classes that are not pure, as a bit set over class indexes.
+    pub impure: Vec<u64>,
+}
+
+/// What a value of one arena list adds to the result cache's settle (the union of
+/// every class's maybe set): the pure classes holding it, so that each cached
+/// value is visited once whatever number of classes read it. A class's maybe set
+/// limited to its rules, ORed over the classes, is the same as each value's maybe
+/// set limited to the rules of the classes holding it, ORed over the values.
+#[derive(Debug, Clone)]
+pub struct ListPlan {
+    /// The list.
+    pub var: Var,
+    /// Whether a pure class without a key holds every value of the list.
+    pub all: bool,
+    /// Those classes, as a bit set over class indexes.
+    pub classes: Vec<u64>,
+    /// Their rules (by index).
+    pub rules: Vec<u64>,
+    /// The pure classes that hold only the values with one key, by key (lower
+    /// case, compared ignoring ASCII case): their classes and rules together
+    /// with the key-less ones above.
+    pub keyed: Vec<KeyedPlan>,
+}
+
+/// The pure classes holding a list's values with one key (see [`ListPlan`]).
+#[derive(Debug, Clone)]
+pub struct KeyedPlan {
+    /// The key (lower case).
+    pub key: Vec<u8>,
+    /// The classes holding such a value (key-less ones included), by class index.
+    pub classes: Vec<u64>,
+    /// Their rules (by index).
+    pub rules: Vec<u64>,
 }
 
 /// Whether the values a target variable selects are exactly its arena list(s);
@@ -224,7 +263,78 @@ impl ClassPlan {
         for (cc, i) in cc_ids {
             plan.class_chains[i as usize] = cc;
         }
+        plan.build_lists(rule_words);
         plan
+    }
+
+    /// Makes [`ClassPlan::lists`] and [`ClassPlan::impure`] from the classes.
+    fn build_lists(&mut self, rule_words: usize) {
+        let class_words = self.classes.len().div_ceil(64);
+        let or = |dst: &mut Vec<u64>, src: &[u64]| {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d |= s;
+            }
+        };
+        self.impure = vec![0; class_words];
+        let mut lists: Vec<ListPlan> = Vec::new();
+        for (i, class) in self.classes.iter().enumerate() {
+            let bit = |words: &mut Vec<u64>| {
+                if let Some(w) = words.get_mut(i / 64) {
+                    *w |= 1 << (i % 64);
+                }
+            };
+            if !self.class_pure.get(i).copied().unwrap_or(false) {
+                bit(&mut self.impure);
+                continue;
+            }
+            let rules = self.class_rules.get(i).map_or(&[][..], Vec::as_slice);
+            for &var in &class.lists {
+                let l = match lists.iter().position(|l| l.var == var) {
+                    Some(l) => l,
+                    None => {
+                        lists.push(ListPlan {
+                            var,
+                            all: false,
+                            classes: vec![0; class_words],
+                            rules: vec![0; rule_words],
+                            keyed: Vec::new(),
+                        });
+                        lists.len() - 1
+                    }
+                };
+                let lp = &mut lists[l];
+                match &class.key {
+                    None => {
+                        lp.all = true;
+                        bit(&mut lp.classes);
+                        or(&mut lp.rules, rules);
+                    }
+                    Some(key) => {
+                        let k = match lp.keyed.iter().position(|k| &k.key == key) {
+                            Some(k) => k,
+                            None => {
+                                lp.keyed.push(KeyedPlan {
+                                    key: key.clone(),
+                                    classes: vec![0; class_words],
+                                    rules: vec![0; rule_words],
+                                });
+                                lp.keyed.len() - 1
+                            }
+                        };
+                        bit(&mut lp.keyed[k].classes);
+                        or(&mut lp.keyed[k].rules, rules);
+                    }
+                }
+            }
+        }
+        // A keyed value is also in the key-less classes.
+        for lp in &mut lists {
+            for k in &mut lp.keyed {
+                or(&mut k.classes, &lp.classes);
+                or(&mut k.rules, &lp.rules);
+            }
+        }
+        self.lists = lists;
     }
 
     /// Number of classes (for `check --plan`).
@@ -235,7 +345,87 @@ impl ClassPlan {
 
 #[cfg(test)]
 mod tests {
+    use crate::variable::Var;
     use crate::Program;
+
+    #[test]
+    fn a_lists_plan_holds_the_pure_classes_of_its_values_by_key() {
+        let mut program = Program::from_str(
+            "t.conf",
+            "SecRuleEngine On\n\
+             SecRule ARGS|REQUEST_HEADERS:User-Agent \"@rx evil\" \"id:1,phase:2,t:lowercase,pass\"\n\
+             SecRule REQUEST_HEADERS \"@rx worse\" \"id:2,phase:2,pass\"\n\
+             SecRule ARGS_GET:User-Agent \"@rx other\" \"id:3,phase:2,pass\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let index = |program: &Program, id: u32| {
+            program
+                .rules
+                .iter()
+                .find(|r| r.id == id)
+                .map(|r| r.index as usize)
+                .unwrap_or_else(|| panic!("rule {id}"))
+        };
+        let (r1, r2, r3) = (index(&program, 1), index(&program, 2), index(&program, 3));
+        let plan = &program.classes;
+        let has =
+            |words: &[u64], i: usize| words.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
+        let class = |lists: &[Var], key: Option<&[u8]>| {
+            plan.classes
+                .iter()
+                .position(|c| c.lists == lists && c.key.as_deref() == key)
+                .unwrap_or_else(|| panic!("class {lists:?} {key:?}"))
+        };
+        let list = |var: Var| {
+            plan.lists
+                .iter()
+                .find(|l| l.var == var)
+                .unwrap_or_else(|| panic!("list {var:?}"))
+        };
+        let headers = class(&[Var::RequestHeaders], None);
+        let ua = class(&[Var::RequestHeaders], Some(b"user-agent"));
+        let args = class(&[Var::ArgsGet, Var::ArgsPost], None);
+        let get_ua = class(&[Var::ArgsGet], Some(b"user-agent"));
+        // Every header is in REQUEST_HEADERS (rule 2); a User-Agent header also in
+        // REQUEST_HEADERS:User-Agent (rule 1).
+        let h = list(Var::RequestHeaders);
+        assert!(h.all && has(&h.classes, headers) && !has(&h.classes, ua));
+        assert!(has(&h.rules, r2) && !has(&h.rules, r1));
+        assert_eq!(h.keyed.len(), 1);
+        let k = &h.keyed[0];
+        assert_eq!(k.key, b"user-agent");
+        assert!(has(&k.classes, headers) && has(&k.classes, ua));
+        assert!(has(&k.rules, r1) && has(&k.rules, r2));
+        assert!(!has(&k.rules, r3));
+        // ARGS reads both argument lists; ARGS_GET:User-Agent only one of them.
+        let g = list(Var::ArgsGet);
+        assert!(g.all && has(&g.classes, args) && has(&g.rules, r1));
+        assert_eq!(g.keyed.len(), 1);
+        assert!(has(&g.keyed[0].classes, get_ua) && has(&g.keyed[0].classes, args));
+        assert!(has(&g.keyed[0].rules, r3) && has(&g.keyed[0].rules, r1));
+        let p = list(Var::ArgsPost);
+        assert!(p.all && p.keyed.is_empty() && !has(&p.rules, r3));
+        assert!(plan.impure.iter().all(|&w| w == 0));
+        // A class read by a rule whose results are not cached holds no cached
+        // value: it is marked impure and left out of its list's plan.
+        let Some(unique) = std::sync::Arc::get_mut(&mut program) else {
+            panic!("the program is shared");
+        };
+        for r in &mut unique.rules {
+            r.pure &= r.id != 2;
+        }
+        let words = program.prefilter.as_ref().map_or(0, |p| p.words());
+        let plan = super::ClassPlan::build(&program.rules, words);
+        assert!(has(&plan.impure, headers) && !has(&plan.impure, ua));
+        let h = plan
+            .lists
+            .iter()
+            .find(|l| l.var == Var::RequestHeaders)
+            .unwrap_or_else(|| panic!("headers"));
+        assert!(!h.all && h.classes.iter().all(|&w| w == 0));
+        assert!(has(&h.keyed[0].classes, ua) && !has(&h.keyed[0].classes, headers));
+        assert!(has(&h.keyed[0].rules, r1) && !has(&h.keyed[0].rules, r2));
+    }
 
     #[test]
     fn groups_sharing_a_variable_and_chain_share_its_class_chain() {

@@ -120,24 +120,28 @@ impl ValueEntry {
         Some(matched.load(Ordering::Relaxed) & m != 0)
     }
 
-    /// ORs into `out` (words by rule index) the rules this value may still match:
-    /// those whose result is unknown or a match, and the `multiMatch` rules
-    /// (`multi`) not known to leave every intermediate value unmatched. A rule
-    /// outside the set is known not to match the value.
-    pub fn maybe_into(&self, out: &mut [u64], multi: &[u64]) {
-        // The three arrays side by side (no index arithmetic or bounds test per
-        // word: this runs once per cached value and class).
+    /// ORs into `out` (words by rule index) the rules of `mask` this value may
+    /// still match: those whose result is unknown or a match, and the
+    /// `multiMatch` rules (`multi`) not known to leave every intermediate value
+    /// unmatched. A rule outside the set is known not to match the value (or is
+    /// not in `mask`).
+    pub fn maybe_into(&self, out: &mut [u64], multi: &[u64], mask: &[u64]) {
+        // The arrays side by side (no index arithmetic or bounds test per word:
+        // this runs once per cached value and transaction).
         let (known, rest) = self.bits.split_at(self.words.min(self.bits.len()));
         let (matched, clear) = rest.split_at(self.words.min(rest.len()));
         let words = out
             .iter_mut()
-            .zip(multi)
+            .zip(multi.iter().zip(mask))
             .zip(known.iter().zip(matched).zip(clear));
-        for ((o, &m), ((known, matched), clear)) in words {
+        for ((o, (&m, &r)), ((known, matched), clear)) in words {
+            if r == 0 {
+                continue;
+            }
             let known = known.load(Ordering::Acquire);
             let matched = matched.load(Ordering::Relaxed);
             let clear = clear.load(Ordering::Relaxed);
-            *o |= ((!known | matched) & !m) | (!clear & m);
+            *o |= (((!known | matched) & !m) | (!clear & m)) & r;
         }
     }
 
@@ -447,9 +451,10 @@ mod tests {
         let mut multi = vec![0u64; 2];
         multi[1] |= 1 << 7;
         let e = ValueEntry::new(b"a union b"[..].into(), 100, 1);
+        let all = vec![u64::MAX; 2];
         let maybe = |e: &ValueEntry| {
             let mut out = vec![0u64; 2];
-            e.maybe_into(&mut out, &multi);
+            e.maybe_into(&mut out, &multi, &all);
             [3usize, 70, 71].map(|i| out[i / 64] & (1 << (i % 64)) != 0)
         };
         // Nothing known: every rule may match.
@@ -465,8 +470,18 @@ mod tests {
         assert_eq!(maybe(&e), [false, true, false]);
         // ORed into what is there.
         let mut out = vec![u64::MAX; 2];
-        e.maybe_into(&mut out, &multi);
+        e.maybe_into(&mut out, &multi, &all);
         assert_eq!(out, vec![u64::MAX; 2]);
+        // Limited to the mask's rules: 70 is in the set, not in the mask.
+        let mut mask = vec![0u64; 2];
+        mask[0] |= 1 << 3;
+        mask[1] |= 1 << 7;
+        let mut out = vec![0u64; 2];
+        e.maybe_into(&mut out, &multi, &mask);
+        assert_eq!(out, vec![0u64; 2]);
+        mask[1] |= 1 << 6;
+        e.maybe_into(&mut out, &multi, &mask);
+        assert_eq!(out, vec![0, 1 << 6]);
     }
 
     #[test]

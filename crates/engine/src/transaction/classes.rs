@@ -1,7 +1,8 @@
 //! The class unions (see [`crate::classes`]): per class chain, the union of the
-//! prefilter scans of the class's values under the chain; per class, with the
-//! Rule Result Cache, the maybe set of its cached values. Each is made once per
-//! change of the class's lists (`Data::version`), so phase 1's unions of the
+//! prefilter scans of the class's values under the chain; per arena list, with
+//! the Rule Result Cache, the maybe sets of its cached values limited to the rules
+//! of the classes holding them (see [`crate::classes::ListPlan`]). Each is made
+//! once per change of the lists (`Data::version`), so phase 1's unions of the
 //! request headers serve phase 2 as well.
 //!
 //! A class's values are screened once per version: each value's bytes and raw
@@ -55,17 +56,30 @@ pub(crate) struct ClassValues {
     raw: Vec<u64>,
 }
 
-/// One class's maybe set (rules by index; see
-/// [`crate::value_cache::ValueEntry::maybe_into`]).
+/// One arena list's part of the result cache's settle (see
+/// [`crate::classes::ListPlan`]): its cached values' maybe sets, each limited to
+/// the rules of the pure classes holding it, and the pure classes holding a value
+/// without an entry.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct ClassMaybe {
+pub(crate) struct ListMaybe {
     version: Option<u64>,
     pub(crate) rules: Vec<u64>,
     /// No cached value: `rules` is empty.
     pub(crate) empty: bool,
-    /// A value has no result-cache entry (or the class is not pure: its values'
-    /// entries do not stand in for them).
-    pub(crate) uncached: bool,
+    /// Classes (bit set by class index) holding a value without an entry.
+    pub(crate) uncached: Vec<u64>,
+}
+
+impl ListMaybe {
+    /// Marks it as not made (keeping its buffers).
+    pub(crate) fn forget(&mut self) {
+        self.version = None;
+    }
+
+    /// Bytes held (for the pool's size bound).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + (self.rules.capacity() + self.uncached.capacity()) * 8
+    }
 }
 
 impl ClassUnion {
@@ -93,18 +107,6 @@ impl ClassValues {
         std::mem::size_of::<Self>()
             + self.values.capacity() * std::mem::size_of::<(u32, ByteMask, u32)>()
             + self.raw.capacity() * 8
-    }
-}
-
-impl ClassMaybe {
-    /// Marks it as not made (keeping its buffer).
-    pub(crate) fn forget(&mut self) {
-        self.version = None;
-    }
-
-    /// Bytes held (for the pool's size bound).
-    pub(crate) fn capacity_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.rules.capacity() * 8
     }
 }
 
@@ -311,48 +313,55 @@ impl Transaction {
         self.work.bits_buf = value_bits;
     }
 
-    /// Makes class `class`'s maybe set for the current values (unless made).
-    pub(crate) fn class_maybe(&mut self, program: &crate::Program, class: u32) {
-        let i = class as usize;
-        if self.work.class_maybes.len() <= i {
+    /// Makes list `li`'s part of the settle (see [`ListMaybe`]) for the current
+    /// values (unless made): each value is looked up once, and a cached one adds
+    /// its maybe set limited to the rules of the classes holding it.
+    pub(crate) fn list_maybe(&mut self, program: &crate::Program, li: usize) {
+        let plan = &program.classes;
+        let Some(lp) = plan.lists.get(li) else {
+            return;
+        };
+        if self.work.list_maybes.len() <= li {
             self.work
-                .class_maybes
-                .resize_with(i + 1, ClassMaybe::default);
+                .list_maybes
+                .resize_with(li + 1, ListMaybe::default);
         }
-        let version = self.class_version(program, class);
-        if self.work.class_maybes[i].version == Some(version) {
+        let version = self.data.version(lp.var);
+        if self.work.list_maybes[li].version == Some(version) {
             return;
         }
-        let plan = &program.classes;
-        let mut m = std::mem::take(&mut self.work.class_maybes[i]);
+        let mut m = std::mem::take(&mut self.work.list_maybes[li]);
         m.version = Some(version);
         m.rules.clear();
         m.empty = true;
-        m.uncached = !plan.class_pure.get(i).copied().unwrap_or(false);
-        if !m.uncached {
-            let c = &plan.classes[i];
-            for &list in &c.lists {
-                for k in 0..self.data.slots(list).len() {
-                    let slot = self.data.slots(list)[k];
-                    if let Some(key) = &c.key {
-                        if !self.data.entry(slot).key.eq_ignore_ascii_case(key) {
-                            continue;
-                        }
+        m.uncached.clear();
+        m.uncached.resize(plan.classes.len().div_ceil(64), 0);
+        for k in 0..self.data.slots(lp.var).len() {
+            let slot = self.data.slots(lp.var)[k];
+            let keyed = if lp.keyed.is_empty() {
+                None
+            } else {
+                let key = &self.data.entry(slot).key;
+                lp.keyed.iter().find(|kp| key.eq_ignore_ascii_case(&kp.key))
+            };
+            let (classes, rules) = match keyed {
+                Some(kp) => (&kp.classes, &kp.rules),
+                None if lp.all => (&lp.classes, &lp.rules),
+                // No pure class holds the value.
+                None => continue,
+            };
+            match self.data.cached(slot, &program.caches) {
+                Some(e) => {
+                    if m.empty {
+                        m.empty = false;
+                        m.rules.resize(plan.multi_rules.len(), 0);
                     }
-                    match self.data.cached(slot, &program.caches) {
-                        Some(e) => {
-                            if m.empty {
-                                m.empty = false;
-                                m.rules.resize(plan.multi_rules.len(), 0);
-                            }
-                            e.maybe_into(&mut m.rules, &plan.multi_rules);
-                        }
-                        None => m.uncached = true,
-                    }
+                    e.maybe_into(&mut m.rules, &plan.multi_rules, rules);
                 }
+                None => or_into(&mut m.uncached, classes),
             }
         }
-        self.work.class_maybes[i] = m;
+        self.work.list_maybes[li] = m;
     }
 }
 

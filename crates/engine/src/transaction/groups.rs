@@ -15,9 +15,13 @@
 //! member may not exist yet when the union is computed and appear later in the
 //! same phase, with the request data (and so the union's generation) unchanged.
 //!
-//! With the Rule Result Cache, a value with a cache entry adds its class's maybe
-//! set instead of its scan: a rule of the group may match when the union admits it
-//! or a maybe set of its classes holds it.
+//! With the Rule Result Cache, a value with a cache entry adds its maybe set
+//! instead of its scan: a rule of the group may match when the union admits it or
+//! the maybe set of one of its classes' values holds it. Every rule of a group
+//! reads all of the group's classes, so for the group's rules the union of all
+//! classes' maybe sets, each limited to the class's rules (`all_maybe`, made once
+//! per epoch, each value visited once: see [`crate::classes::ListPlan`]), is the
+//! union over the group's classes: one set serves every group.
 
 use super::classes::or_into;
 use super::Transaction;
@@ -37,14 +41,10 @@ pub(crate) struct Admission {
     epoch: u64,
     /// Admitted prefilter bits.
     bits: Vec<u64>,
-    /// Rules (by index) a cached value may match.
-    maybe: Vec<u64>,
     /// Per group: the epoch it was merged in, and whether its union is unknown.
     groups: Vec<(u64, bool)>,
     /// Per class chain: the epoch its admitted bits were merged in.
     class_chains: Vec<u64>,
-    /// Per class: the epoch its maybe set was merged in.
-    classes: Vec<u64>,
     /// Classes with a value in their lists (bits by class index).
     nonempty: Vec<u64>,
     /// Classes of unset single-valued variables (one empty value, not in the
@@ -70,9 +70,9 @@ impl Admission {
     /// Heap bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
         (self.bits.capacity()
-            + self.maybe.capacity()
             + self.class_chains.capacity()
-            + self.classes.capacity())
+            + self.all_maybe.capacity()
+            + self.uncached.capacity())
             * 8
             + self.groups.capacity() * 16
             + (self.nonempty.capacity() + self.unknown.capacity()) * 8
@@ -165,7 +165,8 @@ impl Transaction {
 
     /// The second half of [`Transaction::group_may_match`]: whether group
     /// `group`'s unions (and, with the result cache, its classes' maybe sets)
-    /// admit rule `index` with prefilter bit `bit`. The admission must be current.
+    /// admit rule `index` with prefilter bit `bit`. The admission must be current
+    /// and, with the result cache, settled ([`Transaction::cache_rules_out`]).
     #[inline]
     fn group_admits(
         &mut self,
@@ -186,7 +187,7 @@ impl Transaction {
         let a = &self.work.admission;
         a.groups[g].1
             || crate::prefilter::has(&a.bits, bit)
-            || (program.options.value_cache && crate::prefilter::has(&a.maybe, index))
+            || (program.options.value_cache && crate::prefilter::has(&a.all_maybe, index))
     }
 
     /// For the gated rule `idx` at step `i` (see [`crate::step_gates`]): the step
@@ -242,8 +243,6 @@ impl Transaction {
         a.epoch += 1;
         a.bits.clear();
         a.bits.resize(pf.words(), 0);
-        a.maybe.clear();
-        a.maybe.resize(program.classes.multi_rules.len(), 0);
         let words = program.classes.classes.len().div_ceil(64);
         a.nonempty.clear();
         a.nonempty.resize(words, 0);
@@ -291,33 +290,35 @@ impl Transaction {
     }
 
     /// Makes the admission's `uncached` classes and `all_maybe` rules for this
-    /// epoch, from every class with a value.
+    /// epoch: the classes with a value that are not pure, and the parts of every
+    /// list with a value (see [`crate::classes::ListPlan`]), which is the union of
+    /// every class's maybe set limited to its rules, each value visited once.
     fn settle(&mut self, program: &crate::Program) {
         let plan = &program.classes;
-        let words = plan.classes.len().div_ceil(64);
         let mut uncached = std::mem::take(&mut self.work.admission.uncached);
         let mut all = std::mem::take(&mut self.work.admission.all_maybe);
         uncached.clear();
-        uncached.resize(words, 0);
+        uncached.resize(plan.classes.len().div_ceil(64), 0);
+        for ((u, n), i) in uncached
+            .iter_mut()
+            .zip(&self.work.admission.nonempty)
+            .zip(&plan.impure)
+        {
+            *u = n & i;
+        }
         all.clear();
         all.resize(plan.multi_rules.len(), 0);
-        for i in 0..plan.classes.len() {
-            if self.work.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
+        for li in 0..plan.lists.len() {
+            if self.data.slots(plan.lists[li].var).is_empty() {
                 continue;
             }
-            self.class_maybe(program, i as u32);
-            let m = &self.work.class_maybes[i];
-            if m.uncached {
-                uncached[i / 64] |= 1 << (i % 64);
-            }
+            self.list_maybe(program, li);
+            let Some(m) = self.work.list_maybes.get(li) else {
+                continue;
+            };
+            or_into(&mut uncached, &m.uncached);
             if !m.empty {
-                // An entry knows nothing of the rules that do not read its value:
-                // only the class's own rules count.
-                if let Some(own) = plan.class_rules.get(i) {
-                    for ((o, &x), &r) in all.iter_mut().zip(&m.rules).zip(own) {
-                        *o |= x & r;
-                    }
-                }
+                or_into(&mut all, &m.rules);
             }
         }
         let a = &mut self.work.admission;
@@ -372,30 +373,6 @@ impl Transaction {
                 if a.class_chains[i] != epoch {
                     a.class_chains[i] = epoch;
                     or_into(&mut a.bits, &cu.admitted);
-                }
-            }
-        }
-        if program.options.value_cache && !unknown && any {
-            for &c in &gp.classes {
-                let i = c as usize;
-                if self.work.admission.nonempty[i / 64] & (1 << (i % 64)) == 0 {
-                    continue;
-                }
-                if self.work.admission.classes.get(i) == Some(&epoch) {
-                    continue;
-                }
-                self.class_maybe(program, c);
-                let a = &mut self.work.admission;
-                if a.classes.len() <= i {
-                    a.classes.resize(i + 1, 0);
-                }
-                a.classes[i] = epoch;
-                let m = &self.work.class_maybes[i];
-                if m.empty {
-                    continue;
-                }
-                for ((o, &x), &r) in a.maybe.iter_mut().zip(&m.rules).zip(&plan.class_rules[i]) {
-                    *o |= x & r;
                 }
             }
         }

@@ -68,7 +68,7 @@ pub(crate) struct WorkSet {
     pub target_sets: Vec<super::targets::TargetSetCache>,
     pub class_unions: Vec<super::classes::ClassUnion>,
     pub class_values: Vec<super::classes::ClassValues>,
-    pub class_maybes: Vec<super::classes::ClassMaybe>,
+    pub list_maybes: Vec<super::classes::ListMaybe>,
     pub lent_buf: Vec<(u32, u32)>,
 }
 
@@ -91,7 +91,7 @@ impl WorkSet {
         for v in &mut self.class_values {
             v.forget();
         }
-        for m in &mut self.class_maybes {
+        for m in &mut self.list_maybes {
             m.forget();
         }
         self.lent_buf.clear();
@@ -126,9 +126,9 @@ impl WorkSet {
                 .map(super::classes::ClassValues::capacity_bytes)
                 .sum::<usize>()
             + self
-                .class_maybes
+                .list_maybes
                 .iter()
-                .map(super::classes::ClassMaybe::capacity_bytes)
+                .map(super::classes::ListMaybe::capacity_bytes)
                 .sum::<usize>()
             + self.lent_buf.capacity() * 8
     }
