@@ -229,6 +229,28 @@ struct Table {
     map: FxHashMap<Box<[u8]>, Arc<ValueEntry>>,
 }
 
+impl Table {
+    fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
+        if value.len() > MAX_VALUE_LEN {
+            return None;
+        }
+        let e = self.map.get(value).cloned()?;
+        e.hits.fetch_add(1, Ordering::Relaxed);
+        Some(e)
+    }
+}
+
+/// A table of the cache as it was when taken (see [`ResultCache::snapshot`]).
+#[derive(Debug, Clone)]
+pub struct Snapshot(Arc<Table>);
+
+impl Snapshot {
+    /// The entry of `value`, when the table has one.
+    pub fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
+        self.0.lookup(value)
+    }
+}
+
 /// Values missed in the current window: bytes -> (times reported, largest cost).
 #[derive(Debug)]
 struct Window {
@@ -290,12 +312,15 @@ impl ResultCache {
 
     /// The entry of `value`, when the table has one.
     pub fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
-        if value.len() > MAX_VALUE_LEN {
-            return None;
-        }
-        let e = self.table.load().map.get(value).cloned()?;
-        e.hits.fetch_add(1, Ordering::Relaxed);
-        Some(e)
+        Table::lookup(&self.table.load(), value)
+    }
+
+    /// The table as it is now, for a transaction to look all its values up in
+    /// (one load of the swapped pointer per transaction instead of one per
+    /// value). Entries are pure results, so a table swapped in meanwhile would
+    /// answer the same; a snapshot only keeps the old table alive while held.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot(self.table.load_full())
     }
 
     /// Whether this thread's transaction should report its misses: one in
@@ -583,6 +608,34 @@ mod tests {
         }
         assert_eq!(c.rebuilds(), 3);
         assert!(c.lookup(b"v7").is_some());
+    }
+
+    #[test]
+    fn a_snapshot_answers_from_the_table_it_was_taken_from() {
+        let c = cache(1);
+        let before = c.snapshot();
+        window(&c, &[(b"old", 5)], 2);
+        let during = c.snapshot();
+        assert!(before.lookup(b"old").is_none());
+        let old = during
+            .lookup(b"old")
+            .unwrap_or_else(|| panic!("old admitted"));
+        assert!(Arc::ptr_eq(
+            &old,
+            &c.lookup(b"old").unwrap_or_else(|| panic!("old"))
+        ));
+        // A snapshot's lookups count as hits (the admission ranks entries by them).
+        old.hits.store(0, Ordering::Relaxed);
+        assert!(during.lookup(b"old").is_some());
+        assert_eq!(old.hits.load(Ordering::Relaxed), 1);
+        // Once the table is swapped, the old snapshot still answers from its own.
+        old.hits.store(0, Ordering::Relaxed);
+        window(&c, &[(b"new", 5)], 2);
+        assert!(c.lookup(b"old").is_none() && c.lookup(b"new").is_some());
+        assert!(during.lookup(b"old").is_some() && during.lookup(b"new").is_none());
+        assert!(c.snapshot().lookup(b"new").is_some());
+        // Values longer than the longest cached one are never looked up.
+        assert!(during.lookup(&[b'o'; MAX_VALUE_LEN + 1]).is_none());
     }
 
     #[test]

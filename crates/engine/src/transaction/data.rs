@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::value_cache::{ResultCache, ValueEntry};
+use crate::value_cache::{ResultCache, Snapshot, ValueEntry};
 use crate::variable::Var;
 
 /// A slot's state in the result cache.
@@ -36,6 +36,9 @@ pub struct Data {
     arena: Vec<Entry>,
     /// Per slot: the value's entry in the result cache, once looked up.
     cached: Vec<Cached>,
+    /// The result cache's table, taken at the transaction's first lookup: every
+    /// value is looked up in it (one load of the table pointer per transaction).
+    table: Option<Snapshot>,
     used: usize,
     lists: Vec<Vec<u32>>,
     /// Bumped on every change: results derived from the values (the prefilter's
@@ -51,6 +54,7 @@ impl Default for Data {
         Data {
             arena: Vec::new(),
             cached: Vec::new(),
+            table: None,
             used: 0,
             lists: vec![Vec::new(); Var::ALL.len()],
             generation: 0,
@@ -65,6 +69,7 @@ impl Data {
         self.generation += 1;
         self.used = 0;
         self.cached.clear();
+        self.table = None;
         for l in &mut self.lists {
             l.clear();
         }
@@ -174,7 +179,7 @@ impl Data {
         let i = slot as usize;
         let state = self.cached.get_mut(i)?;
         if let Cached::NotLooked = state {
-            *state = Self::look_up(cache, &self.arena[i].value);
+            *state = Self::look_up(&mut self.table, cache, &self.arena[i].value);
         }
         match state {
             Cached::Hit(e) => Some(e),
@@ -184,8 +189,8 @@ impl Data {
 
     /// The first lookup of a slot's value (kept out of line: once per slot).
     #[inline(never)]
-    fn look_up(cache: &ResultCache, value: &[u8]) -> Cached {
-        match cache.lookup(value) {
+    fn look_up(table: &mut Option<Snapshot>, cache: &ResultCache, value: &[u8]) -> Cached {
+        match table.get_or_insert_with(|| cache.snapshot()).lookup(value) {
             Some(e) => Cached::Hit(e),
             None => Cached::Miss(0),
         }
@@ -268,5 +273,38 @@ impl std::ops::Deref for Scratch {
 
     fn deref(&self) -> &[Entry] {
         &self.entries[..self.used]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Data;
+    use crate::value_cache::ResultCache;
+    use crate::variable::Var;
+
+    #[test]
+    fn the_cache_table_is_taken_once_per_transaction_and_let_go_at_its_end() {
+        let cache = std::sync::Arc::new(ResultCache::with_capacity(10, 8, true));
+        let mut data = Data::default();
+        let a = data.push(Var::ArgsGet, b"a", b"1");
+        let b = data.push(Var::ArgsGet, b"b", b"1");
+        assert!(data.table.is_none());
+        assert!(data.cached(a, &cache).is_none());
+        // The table is rebuilt with "1" in it while the transaction runs: its
+        // values are still looked up in the table it took first.
+        for _ in 0..64 {
+            if cache.rebuilds() > 0 {
+                break;
+            }
+            cache.report([(&b"1"[..], 5)].into_iter());
+        }
+        assert!(cache.rebuilds() == 1 && cache.lookup(b"1").is_some());
+        assert!(data.cached(b, &cache).is_none());
+        // A pooled arena does not keep an old table alive; the next transaction
+        // takes the current one.
+        data.clear();
+        assert!(data.table.is_none());
+        let c = data.push(Var::ArgsGet, b"c", b"1");
+        assert!(data.cached(c, &cache).is_some());
     }
 }
