@@ -233,15 +233,27 @@ impl Collection {
     /// and `setvar` keys are lower-cased at load time): no case test.
     #[inline]
     pub fn get_lower(&self, key: &str) -> Option<&[u8]> {
-        debug_assert!(!key.bytes().any(|b| b.is_ascii_uppercase()));
-        self.vars.get(key.as_bytes()).map(|v| v.as_slice())
+        self.get_lower_bytes(key.as_bytes())
+    }
+
+    /// As [`Collection::get_lower`], the key given as bytes (valid UTF-8).
+    pub fn get_lower_bytes(&self, key: &[u8]) -> Option<&[u8]> {
+        debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
+        self.vars.get(key).map(|v| v.as_slice())
     }
 
     /// Sets a key known to hold no ASCII upper-case letter (see
     /// [`Collection::get_lower`]).
     pub fn set_lower(&mut self, key: &str, value: &[u8]) {
-        debug_assert!(!key.bytes().any(|b| b.is_ascii_uppercase()));
-        if let Some((i, _, v)) = self.vars.get_full_mut(key.as_bytes()) {
+        self.set_lower_bytes(key.as_bytes(), value);
+    }
+
+    /// As [`Collection::set_lower`], the key given as bytes (valid UTF-8: keys
+    /// are strings).
+    pub fn set_lower_bytes(&mut self, key: &[u8], value: &[u8]) {
+        debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
+        debug_assert!(std::str::from_utf8(key).is_ok());
+        if let Some((i, _, v)) = self.vars.get_full_mut(key) {
             v.clear();
             v.extend_from_slice(value);
             if let Some(b) = &mut self.baseline {
@@ -251,7 +263,7 @@ impl Collection {
         }
         // A new member goes after every existing one (beyond a baseline's).
         self.vars
-            .insert(Key::from_slice(key.as_bytes()), Value::from_slice(value));
+            .insert(Key::from_slice(key), Value::from_slice(value));
     }
 
     /// Sets a key.

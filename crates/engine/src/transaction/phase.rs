@@ -1031,20 +1031,20 @@ impl Transaction {
         let mut raw = std::mem::take(&mut self.work.setvar_key);
         for sv in &rule.setvars {
             let lossy;
-            let key: &str = match &sv.key_literal {
-                Some(k) => k,
+            // The key's bytes, valid UTF-8 (collection keys are strings).
+            let key: &[u8] = match &sv.key_literal {
+                Some(k) => k.as_bytes(),
                 None => {
                     // Lower-casing the bytes first gives the same key as lower-casing
                     // the lossy string: invalid sequences hold no ASCII byte.
                     raw.clear();
                     self.expand(&sv.key, Some(rule), &mut raw);
                     raw.make_ascii_lowercase();
-                    match std::str::from_utf8(&raw) {
-                        Ok(k) => k,
-                        Err(_) => {
-                            lossy = String::from_utf8_lossy(&raw).into_owned();
-                            &lossy
-                        }
+                    if raw.is_ascii() || std::str::from_utf8(&raw).is_ok() {
+                        &raw
+                    } else {
+                        lossy = String::from_utf8_lossy(&raw).into_owned();
+                        lossy.as_bytes()
                     }
                 }
             };
@@ -1057,11 +1057,11 @@ impl Transaction {
                 continue;
             };
             match sv.op {
-                SetVarOp::Set => col.set_lower(key, &value),
-                SetVarOp::Flag => col.set_lower(key, b"1"),
-                SetVarOp::Unset => col.remove(key),
+                SetVarOp::Set => col.set_lower_bytes(key, &value),
+                SetVarOp::Flag => col.set_lower_bytes(key, b"1"),
+                SetVarOp::Unset => col.remove(&String::from_utf8_lossy(key)),
                 SetVarOp::Add | SetVarOp::Sub => {
-                    let a = parse_int(col.get_lower(key).unwrap_or(b"0"));
+                    let a = parse_int(col.get_lower_bytes(key).unwrap_or(b"0"));
                     let b = parse_int(&value);
                     let r = if sv.op == SetVarOp::Add {
                         a.saturating_add(b)
@@ -1069,7 +1069,7 @@ impl Transaction {
                         a.saturating_sub(b)
                     };
                     let mut digits = [0u8; 20];
-                    col.set_lower(key, format_int(r, &mut digits));
+                    col.set_lower_bytes(key, format_int(r, &mut digits));
                 }
             }
         }
