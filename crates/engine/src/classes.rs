@@ -61,7 +61,7 @@ pub struct ClassChain {
 pub struct GroupPlan {
     /// Its class chains (indexes in [`ClassPlan::class_chains`]), in target order.
     pub class_chains: Vec<u32>,
-    /// Its distinct classes (for the maybe sets).
+    /// Its distinct classes (making its class mask).
     pub classes: Vec<u32>,
     /// A target reads `XML`.
     pub xml: bool,

@@ -166,7 +166,7 @@ impl Transaction {
     /// The second half of [`Transaction::group_may_match`]: whether group
     /// `group`'s unions (and, with the result cache, its classes' maybe sets)
     /// admit rule `index` with prefilter bit `bit`. The admission must be current
-    /// and, with the result cache, settled ([`Transaction::cache_rules_out`]).
+    /// (with the result cache, [`Transaction::cache_rules_out`] has settled it).
     #[inline]
     fn group_admits(
         &mut self,
@@ -176,6 +176,9 @@ impl Transaction {
         group: u32,
         bit: u32,
     ) -> bool {
+        if program.options.value_cache && !self.work.admission.settled {
+            self.settle(program);
+        }
         let a = &mut self.work.admission;
         let g = group as usize;
         if a.groups.len() <= g {
