@@ -29,6 +29,7 @@
 use std::collections::HashMap;
 
 use crate::chains::ChainId;
+use crate::prefilter::or_into;
 use crate::rule::{KeySel, Rule};
 use crate::variable::Var;
 
@@ -127,6 +128,22 @@ pub struct KeyedPlan {
     pub classes: Vec<u64>,
     /// Their rules (by index).
     pub rules: Vec<u64>,
+}
+
+/// The element of `items` that `found` picks, or a new one `make` gives, pushed.
+fn found_or_pushed<T>(
+    items: &mut Vec<T>,
+    found: impl Fn(&T) -> bool,
+    make: impl FnOnce() -> T,
+) -> &mut T {
+    let i = match items.iter().position(found) {
+        Some(i) => i,
+        None => {
+            items.push(make());
+            items.len() - 1
+        }
+    };
+    &mut items[i]
 }
 
 /// Whether the values a target variable selects are exactly its arena list(s);
@@ -270,11 +287,6 @@ impl ClassPlan {
     /// Makes [`ClassPlan::lists`] and [`ClassPlan::impure`] from the classes.
     fn build_lists(&mut self, rule_words: usize) {
         let class_words = self.classes.len().div_ceil(64);
-        let or = |dst: &mut Vec<u64>, src: &[u64]| {
-            for (d, s) in dst.iter_mut().zip(src) {
-                *d |= s;
-            }
-        };
         self.impure = vec![0; class_words];
         let mut lists: Vec<ListPlan> = Vec::new();
         for (i, class) in self.classes.iter().enumerate() {
@@ -289,49 +301,44 @@ impl ClassPlan {
             }
             let rules = self.class_rules.get(i).map_or(&[][..], Vec::as_slice);
             for &var in &class.lists {
-                let l = match lists.iter().position(|l| l.var == var) {
-                    Some(l) => l,
-                    None => {
-                        lists.push(ListPlan {
-                            var,
-                            all: false,
-                            classes: vec![0; class_words],
-                            rules: vec![0; rule_words],
-                            keyed: Vec::new(),
-                        });
-                        lists.len() - 1
-                    }
-                };
-                let lp = &mut lists[l];
-                match &class.key {
+                let lp = found_or_pushed(
+                    &mut lists,
+                    |l| l.var == var,
+                    || ListPlan {
+                        var,
+                        all: false,
+                        classes: vec![0; class_words],
+                        rules: vec![0; rule_words],
+                        keyed: Vec::new(),
+                    },
+                );
+                let (classes, rules_of) = match &class.key {
                     None => {
                         lp.all = true;
-                        bit(&mut lp.classes);
-                        or(&mut lp.rules, rules);
+                        (&mut lp.classes, &mut lp.rules)
                     }
                     Some(key) => {
-                        let k = match lp.keyed.iter().position(|k| &k.key == key) {
-                            Some(k) => k,
-                            None => {
-                                lp.keyed.push(KeyedPlan {
-                                    key: key.clone(),
-                                    classes: vec![0; class_words],
-                                    rules: vec![0; rule_words],
-                                });
-                                lp.keyed.len() - 1
-                            }
-                        };
-                        bit(&mut lp.keyed[k].classes);
-                        or(&mut lp.keyed[k].rules, rules);
+                        let k = found_or_pushed(
+                            &mut lp.keyed,
+                            |k| &k.key == key,
+                            || KeyedPlan {
+                                key: key.clone(),
+                                classes: vec![0; class_words],
+                                rules: vec![0; rule_words],
+                            },
+                        );
+                        (&mut k.classes, &mut k.rules)
                     }
-                }
+                };
+                bit(classes);
+                or_into(rules_of, rules);
             }
         }
         // A keyed value is also in the key-less classes.
         for lp in &mut lists {
             for k in &mut lp.keyed {
-                or(&mut k.classes, &lp.classes);
-                or(&mut k.rules, &lp.rules);
+                or_into(&mut k.classes, &lp.classes);
+                or_into(&mut k.rules, &lp.rules);
             }
         }
         self.lists = lists;

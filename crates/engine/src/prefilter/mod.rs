@@ -449,6 +449,14 @@ fn index_literals<'a>(tests: impl Iterator<Item = &'a RuleTest>) -> (Vec<Vec<u8>
     (literals, literal_rules)
 }
 
+/// `dst |= src`, word by word (bit sets of equal lengths).
+#[inline]
+pub fn or_into(dst: &mut [u64], src: &[u64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d |= s;
+    }
+}
+
 /// Whether `bit` is set.
 pub fn has(bits: &[u64], bit: u32) -> bool {
     bits.get((bit / 64) as usize)

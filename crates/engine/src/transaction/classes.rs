@@ -13,6 +13,7 @@
 //! union — one copy instead of a lookup per value.
 
 use super::Transaction;
+use crate::prefilter::or_into;
 use crate::prefilter::Prefilter;
 use crate::transform::triggers::{self, ByteMask};
 
@@ -362,13 +363,5 @@ impl Transaction {
             }
         }
         self.work.list_maybes[li] = m;
-    }
-}
-
-/// `dst |= src`, word by word (equal lengths: scans of one prefilter).
-#[inline]
-pub(crate) fn or_into(dst: &mut [u64], src: &[u64]) {
-    for (u, b) in dst.iter_mut().zip(src) {
-        *u |= b;
     }
 }

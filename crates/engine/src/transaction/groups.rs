@@ -23,8 +23,8 @@
 //! per epoch, each value visited once: see [`crate::classes::ListPlan`]), is the
 //! union over the group's classes: one set serves every group.
 
-use super::classes::or_into;
 use super::Transaction;
+use crate::prefilter::or_into;
 use crate::prefilter::Prefilter;
 use crate::rule::Rule;
 
