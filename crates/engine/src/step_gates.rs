@@ -19,6 +19,13 @@
 //! sequence of steps whose rules are all gated, in groups with the same class
 //! mask and XML flag (and classed), with markers and load-time removals between
 //! them (without a pending `skip`, both are no-ops).
+//!
+//! After a gated rule its admission rules out, the loop passes over the steps
+//! that follow it as long as each is one it would pass over without an effect
+//! beyond clearing MATCHED_VARS (see `Transaction::gate_rejects`): gated rules
+//! their admissions rule out, markers and load-time removals (no `skip` is
+//! pending), and rules folded at load time that never match and have no other
+//! effect ([`StepGates::never`]).
 
 use crate::rule::Step;
 use crate::Program;
@@ -40,6 +47,10 @@ pub struct Gate {
 #[derive(Debug, Clone, Default)]
 pub struct StepGates {
     gates: [Vec<Gate>; 5],
+    /// Per phase, bit per step: a rule folded at load time that never matches,
+    /// whose evaluation only clears MATCHED_VARS (`StaticResult::plain` with no
+    /// match); none with `Options::verify` (which evaluates folded rules).
+    never: [Vec<u64>; 5],
 }
 
 impl StepGates {
@@ -64,6 +75,20 @@ impl StepGates {
             (!gp.unclassed).then_some((gp.class_mask.as_slice(), gp.xml))
         };
         let mut out = StepGates::default();
+        for (never, steps) in out.never.iter_mut().zip(&program.phases) {
+            never.clear();
+            never.resize(steps.len().div_ceil(64), 0);
+            for (i, step) in steps.iter().enumerate() {
+                let Step::Rule(idx) = *step else { continue };
+                let folded = program
+                    .rules
+                    .get(idx as usize)
+                    .and_then(|r| r.static_result.as_ref());
+                if !options.verify && folded.is_some_and(|s| s.plain && s.matches.is_empty()) {
+                    never[i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
         for (gates, steps) in out.gates.iter_mut().zip(&program.phases) {
             gates.clear();
             gates.resize(steps.len(), Gate::default());
@@ -119,6 +144,16 @@ impl StepGates {
         (g.end != 0).then_some(g)
     }
 
+    /// Whether step `step` of phase `phase` is a rule folded at load time that
+    /// never matches and only clears MATCHED_VARS (see the field).
+    #[inline]
+    pub fn never(&self, phase: u8, step: usize) -> bool {
+        self.never
+            .get(usize::from(phase).wrapping_sub(1))
+            .and_then(|w| w.get(step / 64))
+            .is_some_and(|w| w & (1 << (step % 64)) != 0)
+    }
+
     /// The end of the result-cache run step `step` of phase `phase` is in; `step`
     /// itself when it is not a gated rule.
     pub fn end(&self, phase: u8, step: usize) -> usize {
@@ -171,9 +206,20 @@ mod tests {
                 && !r.unconditional
                 && r.static_result.is_none()
         };
-        let (mut in_multi, mut rejectable, mut count) = (0, 0, 0);
+        let (mut in_multi, mut rejectable, mut count, mut never) = (0, 0, 0, 0);
         for phase in 1..=5u8 {
             let steps = &program.phases[usize::from(phase - 1)];
+            // The loop's passes go over exactly the folded rules that never
+            // match and only clear MATCHED_VARS (the paranoia-level gates below
+            // the level).
+            for (k, s) in steps.iter().enumerate() {
+                let folded_never = matches!(*s, Step::Rule(r) if program.rules[r as usize]
+                    .static_result
+                    .as_ref()
+                    .is_some_and(|f| f.plain && f.matches.is_empty()));
+                assert_eq!(runs.never(phase, k), folded_never, "phase {phase} step {k}");
+                never += usize::from(folded_never);
+            }
             let mut i = 0;
             while i < steps.len() {
                 let end = runs.end(phase, i);
@@ -244,6 +290,7 @@ mod tests {
         }
         eprintln!("{count} runs, {in_multi} of {rejectable} rejectable rules in runs of 2 or more");
         assert!(count >= 20, "only {count} runs");
+        assert!(never >= 20, "only {never} folded rules never match");
         assert!(
             in_multi * 2 > rejectable,
             "{in_multi} of {rejectable} rules in runs"

@@ -78,3 +78,60 @@ fn gates_applied_by_the_rule_loop_leave_what_evaluation_leaves() {
         Some(&(10, "TX:level".to_string()))
     );
 }
+
+/// After a prefiltered rule its group's admission rules out, the loop passes over
+/// the steps that follow as long as they would only clear MATCHED_VARS: 11 (folded
+/// to "never matches") and 12 when its literal is absent. It stops at 13, folded
+/// to a match: its MATCHED_VARS entry and jump reach 15; and at 12 when `evil`
+/// occurs (12 then matches and jumps over 13 to 16).
+const PASSED: &str = "SecRuleEngine On\n\
+SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1\"\n\
+SecRule ARGS \"@rx attack\" \"id:10,phase:2,deny,status:403\"\n\
+SecRule TX:level \"@eq 5\" \"id:11,phase:2,pass,nolog\"\n\
+SecRule ARGS \"@rx evil\" \"id:12,phase:2,pass,log,msg:'evil',skipAfter:END-EVIL\"\n\
+SecRule TX:level \"@lt 2\" \"id:13,phase:2,pass,nolog,skipAfter:END-GATE\"\n\
+SecRule ARGS \"@rx foo\" \"id:14,phase:2,deny,status:403\"\n\
+SecMarker END-GATE\n\
+SecRule MATCHED_VARS \"@streq 1\" \"id:15,phase:2,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecMarker END-EVIL\n\
+SecRule ARGS \"@rx other\" \"id:16,phase:2,pass,log,msg:'other'\"\n";
+
+#[test]
+fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_may_match() {
+    let compile = |options: &Options| {
+        Program::from_str_with("passed.conf", PASSED, options).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let optimised = compile(&Options::default());
+    let plain = compile(&Options::none());
+    // 11 and 13 are folded and plain; 10, 12 and 14 are gated.
+    for (id, never) in [(11, true), (13, false)] {
+        let rule = optimised.rules.iter().find(|r| r.id == id).unwrap();
+        let folded = rule.static_result.as_ref().unwrap();
+        assert!(folded.plain, "rule {id}");
+        assert_eq!(folded.matches.is_empty(), never, "rule {id}");
+    }
+    let steps = &optimised.phases[1];
+    let step = |id: u32| {
+        steps
+            .iter()
+            .position(|s| matches!(*s, engine::rule::Step::Rule(r) if optimised.rules[r as usize].id == id))
+            .unwrap()
+    };
+    for id in [10, 12, 14, 16] {
+        assert!(optimised.step_gates.at(2, step(id)).is_some(), "rule {id}");
+    }
+    assert!(optimised.step_gates.never(2, step(11)));
+    assert!(!optimised.step_gates.never(2, step(13)));
+    let cases: [(&str, &[(u32, &str)]); 4] = [
+        ("/", &[(15, "MATCHED_VARS:level")]),
+        ("/?q=benign", &[(15, "MATCHED_VARS:level")]),
+        ("/?q=evil", &[(12, "evil")]),
+        ("/?q=other", &[(15, "MATCHED_VARS:level"), (16, "other")]),
+    ];
+    for (uri, want) in cases {
+        let got = run(&optimised, uri);
+        assert_eq!(got, run(&plain, uri), "{uri}");
+        let want: Vec<(u32, String)> = want.iter().map(|&(i, m)| (i, m.to_string())).collect();
+        assert_eq!(got, (200, want), "{uri}");
+    }
+}

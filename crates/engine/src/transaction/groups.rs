@@ -193,30 +193,37 @@ impl Transaction {
             || (program.options.value_cache && crate::prefilter::has(&a.all_maybe, index))
     }
 
-    /// For the gated rule `idx` at step `i` (see [`crate::step_gates`]): the step
-    /// to go on from when its group's admission rules it out (as
+    /// For the gated rule `idx` at step `i` of `phase` (see [`crate::step_gates`]):
+    /// the step to go on from when its group's admission rules it out (as
     /// [`Transaction::group_may_match`] would find), `None` when it may match.
-    /// With the result cache and `bulk`, the rules after it in its run that the
-    /// cached values rule out too are passed over with it (they share the class
-    /// test: one bit test each). The rule loop asks before it reads the rule; no
-    /// `ctl` may have removed rules.
+    /// With `bulk`, the steps after it that the loop would pass over with no
+    /// effect but clearing MATCHED_VARS are passed over with it (see
+    /// [`Transaction::pass_over`]); with the result cache, the rules of its run
+    /// that the cached values rule out first (they share the class test: one bit
+    /// test each). The rule loop asks before it reads the rule; no `ctl` may have
+    /// removed rules, no `skip` be pending.
     pub(crate) fn gate_rejects(
         &mut self,
         program: &crate::Program,
-        steps: &[crate::rule::Step],
+        (phase, steps): (u8, &[crate::rule::Step]),
         (i, idx): (usize, crate::rule::RuleIdx),
         gate: crate::step_gates::Gate,
         bulk: bool,
     ) -> Option<usize> {
         let pf = program.prefilter.as_ref()?;
         self.refresh_admission(program, pf);
-        if program.options.value_cache && self.cache_rules_out(program, idx, gate.group) {
+        let cached_out =
+            program.options.value_cache && self.cache_rules_out(program, idx, gate.group);
+        if !cached_out && self.group_admits(program, pf, idx, gate.group, gate.bit) {
+            return None;
+        }
+        if !bulk {
+            return Some(i + 1);
+        }
+        let mut j = i + 1;
+        if cached_out {
             let end = gate.end as usize;
-            if !bulk || end <= i + 1 {
-                return Some(i + 1);
-            }
             let all = &self.work.admission.all_maybe;
-            let mut j = i + 1;
             while j < end {
                 if let crate::rule::Step::Rule(r) = steps[j] {
                     if crate::prefilter::has(all, r) {
@@ -225,9 +232,42 @@ impl Transaction {
                 }
                 j += 1;
             }
-            return Some(j);
         }
-        (!self.group_admits(program, pf, idx, gate.group, gate.bit)).then_some(i + 1)
+        Some(self.pass_over(program, pf, (phase, steps), j))
+    }
+
+    /// From step `j` of `phase`, the first step the rule loop would do more at
+    /// than clear MATCHED_VARS: passes over gated rules their admissions rule out
+    /// (each as [`Transaction::gate_rejects`] tests it alone), markers and
+    /// load-time removals (no `skip` is pending) and rules folded at load time
+    /// that never match ([`crate::step_gates::StepGates::never`]). No rule is
+    /// evaluated in between, so the request data, and the admissions, stay as
+    /// they are.
+    fn pass_over(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        (phase, steps): (u8, &[crate::rule::Step]),
+        mut j: usize,
+    ) -> usize {
+        let gates = &program.step_gates;
+        while let Some(&step) = steps.get(j) {
+            if let crate::rule::Step::Rule(r) = step {
+                match gates.at(phase, j) {
+                    Some(g) => {
+                        let out = program.options.value_cache
+                            && self.cache_rules_out(program, r, g.group);
+                        if !out && self.group_admits(program, pf, r, g.group, g.bit) {
+                            break;
+                        }
+                    }
+                    None if gates.never(phase, j) => {}
+                    None => break,
+                }
+            }
+            j += 1;
+        }
+        j
     }
 
     /// Starts the admission afresh when the request data changed.
@@ -296,6 +336,7 @@ impl Transaction {
     /// epoch: the classes with a value that are not pure, and the parts of every
     /// list with a value (see [`crate::classes::ListPlan`]), which is the union of
     /// every class's maybe set limited to its rules, each value visited once.
+    #[inline(never)]
     fn settle(&mut self, program: &crate::Program) {
         let plan = &program.classes;
         let mut uncached = std::mem::take(&mut self.work.admission.uncached);

@@ -217,10 +217,11 @@ impl Transaction {
             // out (the result cache's values, or the prefilter's unions): not
             // matched, as `eval_chain` would find through `group_may_match`,
             // without the calls and without reading the rule. In the main loop,
-            // the rules after it in its result-cache run that the cache rules out
-            // too are passed over with it (not after a `ctl` removed rules: each
-            // rule then takes the removal test first). With a profile, the long
-            // way (which counts evaluations).
+            // the steps after it that would only clear MATCHED_VARS too (gated
+            // rules ruled out, rules folded to no match, markers) are passed over
+            // with it (not after a `ctl` removed rules: each rule then takes the
+            // removal test first). With a profile, the long way (which counts
+            // evaluations).
             let removals = self.any_rule_removed();
             if removals && self.rule_removed_by_ctl(&program.rules[idx as usize]) {
                 i += 1;
@@ -229,7 +230,9 @@ impl Transaction {
             if let Some(gate) = program.step_gates.at(phase, i) {
                 if self.profile.is_none() {
                     let bulk = bulk && !removals;
-                    if let Some(next) = self.gate_rejects(program, steps, (i, idx), gate, bulk) {
+                    if let Some(next) =
+                        self.gate_rejects(program, (phase, steps), (i, idx), gate, bulk)
+                    {
                         self.state.matched_vars.clear();
                         i = next;
                         continue;
