@@ -20,12 +20,14 @@
 //! mask and XML flag (and classed), with markers and load-time removals between
 //! them (without a pending `skip`, both are no-ops).
 //!
-//! After a gated rule its admission rules out, the loop passes over the steps
-//! that follow it as long as each is one it would pass over without an effect
-//! beyond clearing MATCHED_VARS (see `Transaction::gate_rejects`): gated rules
-//! their admissions rule out, markers and load-time removals (no `skip` is
-//! pending), and rules folded at load time that never match and have no other
-//! effect ([`StepGates::never`]).
+//! The loop also passes over runs of steps it would go through without an effect
+//! beyond clearing MATCHED_VARS (see `Transaction::pass_over`): gated rules their
+//! admissions rule out, markers and load-time removals (no `skip` is pending),
+//! and the steps [`StepGates::pass`] gives: rules folded at load time that never
+//! match (a paranoia-level gate above the level), and folded matches whose only
+//! effects are a MATCHED_VARS entry that is cleared before anything reads it and a
+//! jump (a gate below the level: `skipAfter` to its file's end marker, where the
+//! next file's first gate never matches).
 
 use crate::rule::Step;
 use crate::Program;
@@ -47,11 +49,13 @@ pub struct Gate {
 #[derive(Debug, Clone, Default)]
 pub struct StepGates {
     gates: [Vec<Gate>; 5],
-    /// Per phase, bit per step: a rule folded at load time that never matches,
-    /// whose evaluation only clears MATCHED_VARS (`StaticResult::plain` with no
-    /// match); none with `Options::verify` (which evaluates folded rules).
-    never: [Vec<u64>; 5],
+    /// Per phase and step: where the loop goes on from when it passes over the
+    /// step with no effect but clearing MATCHED_VARS ([`NO_PASS`]: it cannot).
+    passes: [Vec<u32>; 5],
 }
+
+/// A step the loop cannot pass over (see [`StepGates::pass`]).
+const NO_PASS: u32 = u32::MAX;
 
 impl StepGates {
     /// The gates of `program`'s steps (its classes planned).
@@ -75,19 +79,8 @@ impl StepGates {
             (!gp.unclassed).then_some((gp.class_mask.as_slice(), gp.xml))
         };
         let mut out = StepGates::default();
-        for (never, steps) in out.never.iter_mut().zip(&program.phases) {
-            never.clear();
-            never.resize(steps.len().div_ceil(64), 0);
-            for (i, step) in steps.iter().enumerate() {
-                let Step::Rule(idx) = *step else { continue };
-                let folded = program
-                    .rules
-                    .get(idx as usize)
-                    .and_then(|r| r.static_result.as_ref());
-                if !options.verify && folded.is_some_and(|s| s.plain && s.matches.is_empty()) {
-                    never[i / 64] |= 1 << (i % 64);
-                }
-            }
+        for (passes, steps) in out.passes.iter_mut().zip(&program.phases) {
+            *passes = Self::passes(program, steps);
         }
         for (gates, steps) in out.gates.iter_mut().zip(&program.phases) {
             gates.clear();
@@ -134,6 +127,62 @@ impl StepGates {
         out
     }
 
+    /// The passes of one phase's steps (see [`StepGates::pass`]); none with
+    /// `Options::verify`, which evaluates folded rules.
+    fn passes(program: &Program, steps: &[Step]) -> Vec<u32> {
+        let mut passes = vec![NO_PASS; steps.len()];
+        if program.options.verify {
+            return passes;
+        }
+        let folded = |step: &Step| {
+            let Step::Rule(idx) = *step else { return None };
+            let rule = program.rules.get(idx as usize)?;
+            Some(rule).zip(rule.static_result.as_ref().filter(|s| s.plain))
+        };
+        let never = |step: &Step| folded(step).is_some_and(|(_, s)| s.matches.is_empty());
+        for (i, step) in steps.iter().enumerate() {
+            let Some((rule, result)) = folded(step) else {
+                continue;
+            };
+            if result.matches.is_empty() {
+                passes[i] = (i + 1) as u32;
+                continue;
+            }
+            // A match without a severity that jumps to markers followed by a rule
+            // that never matches: its MATCHED_VARS entry is cleared there, unread.
+            let Some(target) = rule
+                .skip_after
+                .filter(|&t| t > i && rule.meta.severity.is_none())
+            else {
+                continue;
+            };
+            let after = steps
+                .get(target..)
+                .unwrap_or_default()
+                .iter()
+                .find(|s| !matches!(s, Step::Marker | Step::Removed));
+            if after.is_some_and(never) {
+                passes[i] = u32::try_from(target).unwrap_or(NO_PASS);
+            }
+        }
+        passes
+    }
+
+    /// Where the loop goes on from when it passes over step `step` of phase
+    /// `phase` with no effect but clearing MATCHED_VARS, when it can: the next
+    /// step after a folded rule that never matches, the jump's target after a
+    /// folded match whose MATCHED_VARS entry is cleared unread (see the module
+    /// notes). A folded match may end a phase early under early exit: the loop
+    /// tests that first.
+    #[inline]
+    pub fn pass(&self, phase: u8, step: usize) -> Option<usize> {
+        let p = *self
+            .passes
+            .get(usize::from(phase).wrapping_sub(1))?
+            .get(step)?;
+        (p != NO_PASS).then_some(p as usize)
+    }
+
     /// The gate of step `step` of phase `phase` (1-5), when it is a gated rule.
     #[inline]
     pub fn at(&self, phase: u8, step: usize) -> Option<Gate> {
@@ -142,16 +191,6 @@ impl StepGates {
             .get(usize::from(phase).wrapping_sub(1))?
             .get(step)?;
         (g.end != 0).then_some(g)
-    }
-
-    /// Whether step `step` of phase `phase` is a rule folded at load time that
-    /// never matches and only clears MATCHED_VARS (see the field).
-    #[inline]
-    pub fn never(&self, phase: u8, step: usize) -> bool {
-        self.never
-            .get(usize::from(phase).wrapping_sub(1))
-            .and_then(|w| w.get(step / 64))
-            .is_some_and(|w| w & (1 << (step % 64)) != 0)
     }
 
     /// The end of the result-cache run step `step` of phase `phase` is in; `step`
@@ -206,19 +245,39 @@ mod tests {
                 && !r.unconditional
                 && r.static_result.is_none()
         };
-        let (mut in_multi, mut rejectable, mut count, mut never) = (0, 0, 0, 0);
+        let (mut in_multi, mut rejectable, mut count) = (0, 0, 0);
+        let (mut never, mut jumps) = (0, 0);
         for phase in 1..=5u8 {
             let steps = &program.phases[usize::from(phase - 1)];
-            // The loop's passes go over exactly the folded rules that never
-            // match and only clear MATCHED_VARS (the paranoia-level gates below
-            // the level).
-            for (k, s) in steps.iter().enumerate() {
-                let folded_never = matches!(*s, Step::Rule(r) if program.rules[r as usize]
+            // The loop passes over exactly the folded rules that never match
+            // (the paranoia-level gates above the level) and the folded matches
+            // whose jump leads through markers to one of those (the gates below
+            // it).
+            let folded = |k: usize| match steps.get(k) {
+                Some(&Step::Rule(r)) => program.rules[r as usize]
                     .static_result
                     .as_ref()
-                    .is_some_and(|f| f.plain && f.matches.is_empty()));
-                assert_eq!(runs.never(phase, k), folded_never, "phase {phase} step {k}");
-                never += usize::from(folded_never);
+                    .filter(|f| f.plain)
+                    .map(|f| (&program.rules[r as usize], f.matches.is_empty())),
+                _ => None,
+            };
+            for k in 0..steps.len() {
+                let want = match folded(k) {
+                    Some((_, true)) => {
+                        never += 1;
+                        Some(k + 1)
+                    }
+                    Some((rule, false)) => rule.skip_after.filter(|&t| {
+                        let next = (t..steps.len())
+                            .find(|&n| !matches!(steps[n], Step::Marker | Step::Removed));
+                        t > k
+                            && rule.meta.severity.is_none()
+                            && next.is_some_and(|n| matches!(folded(n), Some((_, true))))
+                    }),
+                    None => None,
+                };
+                jumps += usize::from(want.is_some_and(|n| n != k + 1));
+                assert_eq!(runs.pass(phase, k), want, "phase {phase} step {k}");
             }
             let mut i = 0;
             while i < steps.len() {
@@ -291,6 +350,7 @@ mod tests {
         eprintln!("{count} runs, {in_multi} of {rejectable} rejectable rules in runs of 2 or more");
         assert!(count >= 20, "only {count} runs");
         assert!(never >= 20, "only {never} folded rules never match");
+        assert!(jumps >= 20, "only {jumps} folded jumps are passed over");
         assert!(
             in_multi * 2 > rejectable,
             "{in_multi} of {rejectable} rules in runs"

@@ -83,7 +83,10 @@ fn gates_applied_by_the_rule_loop_leave_what_evaluation_leaves() {
 /// the steps that follow as long as they would only clear MATCHED_VARS: 11 (folded
 /// to "never matches") and 12 when its literal is absent. It stops at 13, folded
 /// to a match: its MATCHED_VARS entry and jump reach 15; and at 12 when `evil`
-/// occurs (12 then matches and jumps over 13 to 16).
+/// occurs (12 then matches and jumps over 13 to 16). 17 is folded to a match that
+/// jumps over 18 to 19, folded to "never matches": 17's MATCHED_VARS entry is
+/// cleared there unread, so the loop passes over 17 as a jump, and 20 sees no
+/// entry.
 const PASSED: &str = "SecRuleEngine On\n\
 SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1\"\n\
 SecRule ARGS \"@rx attack\" \"id:10,phase:2,deny,status:403\"\n\
@@ -94,7 +97,12 @@ SecRule ARGS \"@rx foo\" \"id:14,phase:2,deny,status:403\"\n\
 SecMarker END-GATE\n\
 SecRule MATCHED_VARS \"@streq 1\" \"id:15,phase:2,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
 SecMarker END-EVIL\n\
-SecRule ARGS \"@rx other\" \"id:16,phase:2,pass,log,msg:'other'\"\n";
+SecRule ARGS \"@rx other\" \"id:16,phase:2,pass,log,msg:'other'\"\n\
+SecRule TX:level \"@lt 3\" \"id:17,phase:2,pass,nolog,skipAfter:END-3\"\n\
+SecRule ARGS \"@rx foo\" \"id:18,phase:2,deny,status:403\"\n\
+SecMarker END-3\n\
+SecRule TX:level \"@eq 7\" \"id:19,phase:2,pass,nolog\"\n\
+SecRule MATCHED_VARS_NAMES \"@rx .\" \"id:20,phase:2,pass,log,msg:'left over %{MATCHED_VAR}'\"\n";
 
 #[test]
 fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_may_match() {
@@ -120,8 +128,13 @@ fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_m
     for id in [10, 12, 14, 16] {
         assert!(optimised.step_gates.at(2, step(id)).is_some(), "rule {id}");
     }
-    assert!(optimised.step_gates.never(2, step(11)));
-    assert!(!optimised.step_gates.never(2, step(13)));
+    // 11 is passed over; 13 is not (its entry reaches 15, a rule, not a clear).
+    assert_eq!(optimised.step_gates.pass(2, step(11)), Some(step(11) + 1));
+    assert_eq!(optimised.step_gates.pass(2, step(13)), None);
+    assert!(optimised
+        .step_gates
+        .pass(2, step(17))
+        .is_some_and(|n| n > step(18) && n <= step(19)));
     let cases: [(&str, &[(u32, &str)]); 4] = [
         ("/", &[(15, "MATCHED_VARS:level")]),
         ("/?q=benign", &[(15, "MATCHED_VARS:level")]),

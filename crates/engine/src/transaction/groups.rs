@@ -233,36 +233,45 @@ impl Transaction {
                 j += 1;
             }
         }
-        Some(self.pass_over(program, pf, (phase, steps), j))
+        Some(self.pass_over(program, (phase, steps), j))
     }
 
     /// From step `j` of `phase`, the first step the rule loop would do more at
     /// than clear MATCHED_VARS: passes over gated rules their admissions rule out
     /// (each as [`Transaction::gate_rejects`] tests it alone), markers and
-    /// load-time removals (no `skip` is pending) and rules folded at load time
-    /// that never match ([`crate::step_gates::StepGates::never`]). No rule is
+    /// load-time removals (no `skip` is pending) and the folded rules
+    /// [`crate::step_gates::StepGates::pass`] gives (a folded match only outside
+    /// an early exit's region, where a match may end the phase). No rule is
     /// evaluated in between, so the request data, and the admissions, stay as
-    /// they are.
-    fn pass_over(
+    /// they are. The caller clears MATCHED_VARS.
+    pub(crate) fn pass_over(
         &mut self,
         program: &crate::Program,
-        pf: &Prefilter,
         (phase, steps): (u8, &[crate::rule::Step]),
         mut j: usize,
     ) -> usize {
         let gates = &program.step_gates;
+        let exit = program.ordering.early_exit[usize::from(phase - 1)].as_ref();
         while let Some(&step) = steps.get(j) {
             if let crate::rule::Step::Rule(r) = step {
-                match gates.at(phase, j) {
-                    Some(g) => {
-                        let out = program.options.value_cache
-                            && self.cache_rules_out(program, r, g.group);
-                        if !out && self.group_admits(program, pf, r, g.group, g.bit) {
-                            break;
-                        }
+                if let Some(g) = gates.at(phase, j) {
+                    let Some(pf) = program.prefilter.as_ref() else {
+                        break;
+                    };
+                    let out =
+                        program.options.value_cache && self.cache_rules_out(program, r, g.group);
+                    if !out && self.group_admits(program, pf, r, g.group, g.bit) {
+                        break;
                     }
-                    None if gates.never(phase, j) => {}
-                    None => break,
+                } else {
+                    match gates.pass(phase, j) {
+                        Some(next) if next == j + 1 => {}
+                        Some(next) if exit.is_none_or(|e| !(e.from..e.target).contains(&j)) => {
+                            j = next;
+                            continue;
+                        }
+                        _ => break,
+                    }
                 }
             }
             j += 1;

@@ -227,6 +227,20 @@ impl Transaction {
                 i += 1;
                 continue;
             }
+            // A folded rule the loop can pass over (see `StepGates::pass`): with
+            // the steps after it that would only clear MATCHED_VARS too.
+            if bulk
+                && !removals
+                && self.profile.is_none()
+                && program.step_gates.pass(phase, i).is_some()
+            {
+                let next = self.pass_over(program, (phase, steps), i);
+                if next > i {
+                    self.state.matched_vars.clear();
+                    i = next;
+                    continue;
+                }
+            }
             if let Some(gate) = program.step_gates.at(phase, i) {
                 if self.profile.is_none() {
                     let bulk = bulk && !removals;
