@@ -113,8 +113,15 @@ fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_m
     let plain = compile(&Options::none());
     // 11 and 13 are folded and plain; 10, 12 and 14 are gated.
     for (id, never) in [(11, true), (13, false)] {
-        let rule = optimised.rules.iter().find(|r| r.id == id).unwrap();
-        let folded = rule.static_result.as_ref().unwrap();
+        let rule = optimised
+            .rules
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}"));
+        let folded = rule
+            .static_result
+            .as_ref()
+            .unwrap_or_else(|| panic!("rule {id} is not folded"));
         assert!(folded.plain, "rule {id}");
         assert_eq!(folded.matches.is_empty(), never, "rule {id}");
     }
@@ -123,7 +130,7 @@ fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_m
         steps
             .iter()
             .position(|s| matches!(*s, engine::rule::Step::Rule(r) if optimised.rules[r as usize].id == id))
-            .unwrap()
+            .unwrap_or_else(|| panic!("rule {id} has no step"))
     };
     for id in [10, 12, 14, 16] {
         assert!(optimised.step_gates.at(2, step(id)).is_some(), "rule {id}");
