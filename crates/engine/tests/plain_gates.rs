@@ -155,3 +155,36 @@ fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_m
         assert_eq!(got, (200, want), "{uri}");
     }
 }
+
+/// Phase 2 opens with a folded rule the loop passes over, and the pass reaches a
+/// gated rule over ARGS, which the request body filled after phase 1 (new request
+/// data): the pass must put it to an admission made for the new data, not to
+/// phase 1's (where ARGS was empty and rule 2, of the same group, was ruled out).
+const NEW_DATA: &str = "SecRuleEngine On\n\
+SecRequestBodyAccess On\n\
+SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1\"\n\
+SecRule ARGS \"@rx attack\" \"id:2,phase:1,pass,log,msg:'phase 1'\"\n\
+SecRule TX:level \"@eq 5\" \"id:3,phase:2,pass,nolog\"\n\
+SecRule ARGS \"@rx attack\" \"id:4,phase:2,deny,status:403,msg:'phase 2'\"\n";
+
+#[test]
+fn a_pass_puts_gated_rules_to_the_admission_of_the_current_data() {
+    for options in [Options::default(), Options::none()] {
+        let program = Program::from_str_with("new-data.conf", NEW_DATA, &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..2 {
+            let mut tx = Transaction::new(Arc::clone(&program), &Connection::default());
+            tx.process_uri("/form", "POST", "1.1");
+            tx.add_request_header(b"Host", b"example.com");
+            tx.add_request_header(b"Content-Type", b"application/x-www-form-urlencoded");
+            let _ = tx.process_request_headers();
+            let _ = tx.append_request_body(b"q=attack");
+            let _ = tx.process_request_body();
+            assert_eq!(
+                outcome::decision(&tx),
+                (403, vec![(4, "phase 2".to_string())]),
+                "{options:?}"
+            );
+        }
+    }
+}

@@ -211,12 +211,7 @@ impl Transaction {
         bulk: bool,
     ) -> Option<usize> {
         let pf = program.prefilter.as_ref()?;
-        self.refresh_admission(program, pf);
-        let cached_out =
-            program.options.value_cache && self.cache_rules_out(program, idx, gate.group);
-        if !cached_out && self.group_admits(program, pf, idx, gate.group, gate.bit) {
-            return None;
-        }
+        let cached_out = self.gated_out(program, pf, idx, gate)?;
         if !bulk {
             return Some(i + 1);
         }
@@ -236,14 +231,33 @@ impl Transaction {
         Some(self.pass_over(program, (phase, steps), j))
     }
 
+    /// Whether the gated rule `idx` (gate `gate`) is ruled out: `Some(true)` by
+    /// the result cache's check, `Some(false)` by its group's unions, `None` when
+    /// it may match. The admission is made current first (a pass may start at a
+    /// folded rule, before any gated rule of the phase refreshed it).
+    #[inline]
+    fn gated_out(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        idx: crate::rule::RuleIdx,
+        gate: crate::step_gates::Gate,
+    ) -> Option<bool> {
+        self.refresh_admission(program, pf);
+        if program.options.value_cache && self.cache_rules_out(program, idx, gate.group) {
+            return Some(true);
+        }
+        (!self.group_admits(program, pf, idx, gate.group, gate.bit)).then_some(false)
+    }
+
     /// From step `j` of `phase`, the first step the rule loop would do more at
     /// than clear MATCHED_VARS: passes over gated rules their admissions rule out
     /// (each as [`Transaction::gate_rejects`] tests it alone), markers and
     /// load-time removals (no `skip` is pending) and the folded rules
     /// [`crate::step_gates::StepGates::pass`] gives (a folded match only outside
     /// an early exit's region, where a match may end the phase). No rule is
-    /// evaluated in between, so the request data, and the admissions, stay as
-    /// they are. The caller clears MATCHED_VARS.
+    /// evaluated in between, so the request data stay as they are (the first
+    /// gated rule brings the admission to them). The caller clears MATCHED_VARS.
     pub(crate) fn pass_over(
         &mut self,
         program: &crate::Program,
@@ -258,9 +272,7 @@ impl Transaction {
                     let Some(pf) = program.prefilter.as_ref() else {
                         break;
                     };
-                    let out =
-                        program.options.value_cache && self.cache_rules_out(program, r, g.group);
-                    if !out && self.group_admits(program, pf, r, g.group, g.bit) {
+                    if self.gated_out(program, pf, r, g).is_none() {
                         break;
                     }
                 } else {
