@@ -211,6 +211,7 @@ impl Transaction {
         bulk: bool,
     ) -> Option<usize> {
         let pf = program.prefilter.as_ref()?;
+        self.refresh_admission(program, pf);
         let cached_out = self.gated_out(program, pf, idx, gate)?;
         if !bulk {
             return Some(i + 1);
@@ -233,8 +234,7 @@ impl Transaction {
 
     /// Whether the gated rule `idx` (gate `gate`) is ruled out: `Some(true)` by
     /// the result cache's check, `Some(false)` by its group's unions, `None` when
-    /// it may match. The admission is made current first (a pass may start at a
-    /// folded rule, before any gated rule of the phase refreshed it).
+    /// it may match. The admission must be current.
     #[inline]
     fn gated_out(
         &mut self,
@@ -243,7 +243,6 @@ impl Transaction {
         idx: crate::rule::RuleIdx,
         gate: crate::step_gates::Gate,
     ) -> Option<bool> {
-        self.refresh_admission(program, pf);
         if program.options.value_cache && self.cache_rules_out(program, idx, gate.group) {
             return Some(true);
         }
@@ -256,8 +255,9 @@ impl Transaction {
     /// load-time removals (no `skip` is pending) and the folded rules
     /// [`crate::step_gates::StepGates::pass`] gives (a folded match only outside
     /// an early exit's region, where a match may end the phase). No rule is
-    /// evaluated in between, so the request data stay as they are (the first
-    /// gated rule brings the admission to them). The caller clears MATCHED_VARS.
+    /// evaluated in between, so the request data stay as they are (the admission
+    /// is brought to them once, at the first gated rule). The caller clears
+    /// MATCHED_VARS.
     pub(crate) fn pass_over(
         &mut self,
         program: &crate::Program,
@@ -266,12 +266,19 @@ impl Transaction {
     ) -> usize {
         let gates = &program.step_gates;
         let exit = program.ordering.early_exit[usize::from(phase - 1)].as_ref();
+        // A pass may start at a folded rule, before any gated rule of the phase
+        // brought the admission to the current data: its first gated rule does.
+        let mut current = false;
         while let Some(&step) = steps.get(j) {
             if let crate::rule::Step::Rule(r) = step {
                 if let Some(g) = gates.at(phase, j) {
                     let Some(pf) = program.prefilter.as_ref() else {
                         break;
                     };
+                    if !current {
+                        self.refresh_admission(program, pf);
+                        current = true;
+                    }
                     if self.gated_out(program, pf, r, g).is_none() {
                         break;
                     }
