@@ -83,6 +83,19 @@ fn all_optimisations_give_the_plain_results_on_generated_traffic() {
 }
 
 #[test]
+fn the_prefilter_without_the_memo_gives_the_plain_results() {
+    // Without the memo it is cleared before every rule: the scans a class's
+    // screened values point to are made again, not read from a cleared memo
+    // (which panicked, or read other values' scans, before they were).
+    let options = Options::parse("prune,prefilter").unwrap();
+    let optimised = compile(crs_text(), &options);
+    let report = verify(&optimised, plain(), corpus(), &VerifyConfig::default());
+    assert!(report.ok(), "{}", report.render());
+    assert_eq!(report.requests_checked, 1000);
+    assert_eq!(report.reference_blocked, 130);
+}
+
+#[test]
 fn the_optimisations_without_the_result_cache_give_the_plain_results() {
     // Without the result cache, the group unions over long target lists start from
     // the lists' raw scans (`transaction/groups.rs`), and rules take their values'

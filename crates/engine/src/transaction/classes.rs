@@ -44,6 +44,9 @@ pub(crate) struct ClassUnion {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ClassValues {
     version: Option<u64>,
+    /// The memo's clear count when made: the raw scans' offsets are valid while
+    /// it stays the same (without the memo, it is cleared before every rule).
+    memo_clears: u64,
     /// Every value is short enough to have its bytes collected, and none is the
     /// response body (scanned by the long-value automaton).
     screened: bool,
@@ -143,7 +146,9 @@ impl Transaction {
                 .resize_with(i + 1, ClassValues::default);
         }
         let version = self.class_version(program, class);
-        if self.work.class_values[i].version == Some(version) {
+        let clears = self.work.memo.clears();
+        let cv = &self.work.class_values[i];
+        if cv.version == Some(version) && cv.memo_clears == clears {
             return;
         }
         let plan = &program.classes;
@@ -153,6 +158,7 @@ impl Transaction {
         let words = pf.scan_words();
         let mut cv = std::mem::take(&mut self.work.class_values[i]);
         cv.version = Some(version);
+        cv.memo_clears = clears;
         cv.values.clear();
         cv.bytes = [0; 4];
         cv.raw.clear();

@@ -166,9 +166,18 @@ pub struct TransformMemo {
     /// [`crate::chains::ChainTable::deleted_bytes`]), by (slot, deleted bytes):
     /// offsets in `bits`, made without building the chain's result.
     deleting_scans: Vec<(u32, ByteMask, u32)>,
+    /// Bumped by every [`TransformMemo::clear`]: offsets into `bits` kept
+    /// elsewhere are valid while it stays the same.
+    clears: u64,
 }
 
 impl TransformMemo {
+    /// The number of clears so far (see the field).
+    #[inline]
+    pub fn clears(&self) -> u64 {
+        self.clears
+    }
+
     /// The offset of the raw value's scan of `slot`, or [`UNSCANNED`].
     fn root_scan(&self, slot: u32) -> u32 {
         self.root_scans
@@ -192,6 +201,7 @@ impl TransformMemo {
 
     /// Forgets everything (keeping buffers for reuse).
     pub fn clear(&mut self) {
+        self.clears = self.clears.wrapping_add(1);
         self.index.clear();
         self.used = 0;
         self.root_scans.clear();
