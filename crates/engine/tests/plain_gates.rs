@@ -31,6 +31,18 @@ fn program(options: &Options) -> Arc<Program> {
     Program::from_str_with("gates.conf", RULES, options).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Rule `id`'s load-time result (the test fails when it has none).
+fn folded(program: &Program, id: u32) -> &engine::prune::StaticResult {
+    program
+        .rules
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("rule {id}"))
+        .static_result
+        .as_ref()
+        .unwrap_or_else(|| panic!("rule {id} is not folded"))
+}
+
 /// Decision and matched rules (id and message) after phase 2.
 fn run(program: &Arc<Program>, uri: &str) -> (u16, Vec<(u32, String)>) {
     let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
@@ -47,16 +59,7 @@ fn gates_applied_by_the_rule_loop_leave_what_evaluation_leaves() {
     let plain = program(&Options::none());
     // The gates are folded, and simple enough for the loop to apply.
     for id in [2, 5, 8] {
-        let rule = optimised
-            .rules
-            .iter()
-            .find(|r| r.id == id)
-            .unwrap_or_else(|| panic!("rule {id}"));
-        let folded = rule
-            .static_result
-            .as_ref()
-            .unwrap_or_else(|| panic!("{id}"));
-        assert!(folded.plain, "rule {id}");
+        assert!(folded(&optimised, id).plain, "rule {id}");
     }
     for uri in ["/", "/?q=a", "/?q=b"] {
         let got = run(&optimised, uri);
@@ -113,15 +116,7 @@ fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_m
     let plain = compile(&Options::none());
     // 11 and 13 are folded and plain; 10, 12 and 14 are gated.
     for (id, never) in [(11, true), (13, false)] {
-        let rule = optimised
-            .rules
-            .iter()
-            .find(|r| r.id == id)
-            .unwrap_or_else(|| panic!("rule {id}"));
-        let folded = rule
-            .static_result
-            .as_ref()
-            .unwrap_or_else(|| panic!("rule {id} is not folded"));
+        let folded = folded(&optimised, id);
         assert!(folded.plain, "rule {id}");
         assert_eq!(folded.matches.is_empty(), never, "rule {id}");
     }
