@@ -12,6 +12,8 @@
 //! scan under the chain, and a class none of whose values has them has its raw
 //! union — one copy instead of a lookup per value.
 
+use super::data::Data;
+use super::memo::TransformMemo;
 use super::Transaction;
 use crate::prefilter::or_into;
 use crate::prefilter::Prefilter;
@@ -156,7 +158,9 @@ impl Transaction {
         let cache = program.options.value_cache && plan.class_pure[i];
         let body = self.data.response_body_slot();
         let words = pf.scan_words();
-        let mut cv = std::mem::take(&mut self.work.class_values[i]);
+        let work = &mut self.work;
+        let data = &mut self.data;
+        let cv = &mut work.class_values[i];
         cv.version = Some(version);
         cv.memo_clears = clears;
         cv.values.clear();
@@ -164,33 +168,31 @@ impl Transaction {
         cv.raw.clear();
         cv.raw.resize(words, 0);
         cv.screened = true;
+        let memo = &mut work.memo;
         for &list in &c.lists {
-            for k in 0..self.data.slots(list).len() {
-                let slot = self.data.slots(list)[k];
+            for k in 0..data.slots(list).len() {
+                let slot = data.slots(list)[k];
                 if let Some(key) = &c.key {
-                    if !self.data.entry(slot).key.eq_ignore_ascii_case(key) {
+                    if !data.entry(slot).key.eq_ignore_ascii_case(key) {
                         continue;
                     }
                 }
                 if cache {
-                    if self.data.cached(slot, &program.caches).is_some() {
+                    if data.cached(slot, &program.caches).is_some() {
                         continue;
                     }
-                    self.data.add_cost(slot, 2);
+                    data.add_cost(slot, 2);
                 }
-                let base = &self.data.entry(slot).value;
+                let base = &data.entry(slot).value;
                 if !cv.screened || base.len() > super::memo::PRESENCE_MAX || Some(slot) == body {
                     cv.screened = false;
                     cv.values.push((slot, [0; 4], super::groups::NO_OFFSET));
                     continue;
                 }
                 // For the chains' trigger tests only.
-                let bytes = triggers::trigger_view(*self.work.memo.presence(slot, base), base);
-                let o = self
-                    .work
-                    .memo
-                    .scan_offset(pf, &program.chains, slot, 0, base, false);
-                for (u, b) in cv.raw.iter_mut().zip(self.work.memo.bits_at(o, words)) {
+                let bytes = triggers::trigger_view(*memo.presence(slot, base), base);
+                let o = memo.scan_offset(pf, &program.chains, slot, 0, base, false);
+                for (u, b) in cv.raw.iter_mut().zip(memo.bits_at(o, words)) {
                     *u |= b;
                 }
                 for (u, b) in cv.bytes.iter_mut().zip(bytes) {
@@ -200,7 +202,6 @@ impl Transaction {
                 cv.values.push((slot, bytes, o));
             }
         }
-        self.work.class_values[i] = cv;
     }
 
     /// Makes class chain `cc`'s union for the current values (unless made).
@@ -235,17 +236,19 @@ impl Transaction {
             return;
         }
         self.class_values(program, pf, ch.class);
-        let cv = std::mem::take(&mut self.work.class_values[ch.class as usize]);
-        let mut u = std::mem::take(&mut self.work.class_unions[i]);
+        // Disjoint parts of the work set: no value or union is moved out and back.
+        let work = &mut self.work;
+        let cv = &work.class_values[ch.class as usize];
+        let u = &mut work.class_unions[i];
         u.version = Some(version);
         u.checked_at = Some(generation);
         u.unknown = false;
         u.empty = cv.values.is_empty();
         u.scans.clear();
         if !u.empty {
-            self.fill_union(program, pf, ch, &cv, &mut u);
+            let scratch = (&mut work.memo, &mut work.bits_buf);
+            fill_union(scratch, &self.data, program, pf, ch, cv, u);
         }
-        self.work.class_values[ch.class as usize] = cv;
         if !u.empty {
             u.admitted.clear();
             u.admitted.resize(pf.words(), 0);
@@ -260,64 +263,6 @@ impl Transaction {
                 }
             }
         }
-        self.work.class_unions[i] = u;
-    }
-
-    /// The union of a class chain over the screened values `cv` (not empty).
-    fn fill_union(
-        &mut self,
-        program: &crate::Program,
-        pf: &Prefilter,
-        ch: crate::classes::ClassChain,
-        cv: &ClassValues,
-        u: &mut ClassUnion,
-    ) {
-        let words = pf.scan_words();
-        let keep_scans = program.options.memo && !program.options.value_cache;
-        let triggers = program.chains.scan_triggers(ch.chain).copied();
-        // No value holds a scan trigger byte of the chain: the raw union.
-        if let (true, Some(t)) = (cv.screened, triggers) {
-            if triggers::disjoint(&t, &cv.bytes) {
-                u.bits.clone_from(&cv.raw);
-                if keep_scans && !ch.multi {
-                    u.scans.extend(cv.values.iter().map(|&(s, _, o)| (s, o)));
-                }
-                return;
-            }
-        }
-        u.bits.clear();
-        u.bits.resize(words, 0);
-        let body = self.data.response_body_slot();
-        let mut value_bits = std::mem::take(&mut self.work.bits_buf);
-        for &(slot, bytes, raw) in &cv.values {
-            // This value lacks the chain's trigger bytes: its raw scan.
-            if let (true, Some(t)) = (cv.screened, triggers) {
-                if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
-                    or_into(&mut u.bits, self.work.memo.bits_at(raw as usize, words));
-                    if keep_scans && !ch.multi {
-                        u.scans.push((slot, raw));
-                    }
-                    continue;
-                }
-            }
-            if ch.multi {
-                self.value_bits(program, pf, ch.chain, true, slot, &mut value_bits);
-                or_into(&mut u.bits, &value_bits);
-                continue;
-            }
-            let long = Some(slot) == body;
-            let base = &self.data.entry(slot).value;
-            let o = self
-                .work
-                .memo
-                .scan_offset(pf, &program.chains, slot, ch.chain, base, long);
-            or_into(&mut u.bits, self.work.memo.bits_at(o, words));
-            if keep_scans {
-                u.scans
-                    .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
-            }
-        }
-        self.work.bits_buf = value_bits;
     }
 
     /// Makes list `li`'s part of the settle (see [`ListMaybe`]) for the current
@@ -369,5 +314,99 @@ impl Transaction {
             }
         }
         self.work.list_maybes[li] = m;
+    }
+}
+
+/// The union of a class chain over the screened values `cv` (not empty), with the
+/// memo and a bits buffer of the work set.
+fn fill_union(
+    (memo, value_bits_buf): (&mut TransformMemo, &mut Vec<u64>),
+    data: &Data,
+    program: &crate::Program,
+    pf: &Prefilter,
+    ch: crate::classes::ClassChain,
+    cv: &ClassValues,
+    u: &mut ClassUnion,
+) {
+    let words = pf.scan_words();
+    let keep_scans = program.options.memo && !program.options.value_cache;
+    let triggers = program.chains.scan_triggers(ch.chain).copied();
+    // No value holds a scan trigger byte of the chain: the raw union.
+    if let (true, Some(t)) = (cv.screened, triggers) {
+        if triggers::disjoint(&t, &cv.bytes) {
+            u.bits.clone_from(&cv.raw);
+            if keep_scans && !ch.multi {
+                u.scans.extend(cv.values.iter().map(|&(s, _, o)| (s, o)));
+            }
+            return;
+        }
+    }
+    u.bits.clear();
+    u.bits.resize(words, 0);
+    let body = data.response_body_slot();
+    for &(slot, bytes, raw) in &cv.values {
+        // This value lacks the chain's trigger bytes: its raw scan.
+        if let (true, Some(t)) = (cv.screened, triggers) {
+            if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
+                or_into(&mut u.bits, memo.bits_at(raw as usize, words));
+                if keep_scans && !ch.multi {
+                    u.scans.push((slot, raw));
+                }
+                continue;
+            }
+        }
+        if ch.multi {
+            value_bits(memo, data, program, pf, ch.chain, slot, value_bits_buf);
+            or_into(&mut u.bits, value_bits_buf);
+            continue;
+        }
+        let long = Some(slot) == body;
+        let base = &data.entry(slot).value;
+        let o = memo.scan_offset(pf, &program.chains, slot, ch.chain, base, long);
+        or_into(&mut u.bits, memo.bits_at(o, words));
+        if keep_scans {
+            u.scans
+                .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
+        }
+    }
+}
+
+/// The prefilter bits of one value of a `multiMatch` class chain: the union of
+/// the scans of the value after every transformation of `chain` (each distinct
+/// scan once: a transformation that leaves the value as it was shares its
+/// parent's), into `out`.
+fn value_bits(
+    memo: &mut TransformMemo,
+    data: &Data,
+    program: &crate::Program,
+    pf: &Prefilter,
+    mut chain: crate::chains::ChainId,
+    slot: u32,
+    out: &mut Vec<u64>,
+) {
+    out.clear();
+    let words = pf.scan_words();
+    let long = data.response_body_slot() == Some(slot);
+    let base = &data.entry(slot).value;
+    let mut last = None;
+    loop {
+        // A chain that changes the value at most in case does so at every
+        // prefix: the raw value's scan stands for them all.
+        let unchanged = memo.scan_unchanged(&program.chains, slot, chain, base);
+        let scanned = if unchanged { 0 } else { chain };
+        let o = memo.scan_offset(pf, &program.chains, slot, scanned, base, long);
+        if last != Some(o) {
+            let bits = memo.bits_at(o, words);
+            if last.is_none() {
+                out.extend_from_slice(bits);
+            } else {
+                or_into(out, bits);
+            }
+            last = Some(o);
+        }
+        match program.chains.split_last(chain) {
+            Some((parent, _)) if !unchanged => chain = parent,
+            _ => break,
+        }
     }
 }

@@ -108,44 +108,6 @@ impl ValueScans {
 }
 
 impl Transaction {
-    /// The prefilter bits of one value under `chain` (with `multi`, of every
-    /// intermediate value), into `out`.
-    pub(crate) fn value_bits(
-        &mut self,
-        program: &crate::Program,
-        pf: &Prefilter,
-        mut chain: crate::chains::ChainId,
-        multi: bool,
-        slot: u32,
-        out: &mut Vec<u64>,
-    ) {
-        out.clear();
-        let long = self.data.response_body_slot() == Some(slot);
-        loop {
-            let base = &self.data.entry(slot).value;
-            // A chain that changes the value at most in case does so at every
-            // prefix: the raw value's scan stands for them all.
-            let unchanged = self
-                .work
-                .memo
-                .scan_unchanged(&program.chains, slot, chain, base);
-            let scanned = if unchanged { 0 } else { chain };
-            let bits = self
-                .work
-                .memo
-                .scan(pf, &program.chains, slot, scanned, base, long);
-            if out.is_empty() {
-                out.extend_from_slice(bits);
-            } else {
-                or_into(out, bits);
-            }
-            match program.chains.split_last(chain) {
-                Some((parent, _)) if multi && !unchanged => chain = parent,
-                _ => break,
-            }
-        }
-    }
-
     /// Whether `rule` (with prefilter bit `bit` in group `group`) may match: false
     /// when none of its required literals occurs in any value of its group.
     pub(crate) fn group_may_match(
