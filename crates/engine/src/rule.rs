@@ -105,6 +105,11 @@ impl KeyRegex {
             return true;
         }
         match &self.ascii {
+            // Every character of the literal takes at least one byte of a match
+            // (its case-folded forms `ſ`, `K` take more): a shorter key holds none,
+            // without the ASCII test or the search (most TX keys, for 922110's
+            // `MULTIPART_HEADERS_CONTENT_TYPES_*` read on every request).
+            Some((lit, _)) if key.len() < lit.len() => false,
             Some((lit, true)) if key.is_ascii() => key
                 .get(..lit.len())
                 .is_some_and(|p| p.eq_ignore_ascii_case(lit)),
