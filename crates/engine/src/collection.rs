@@ -77,7 +77,7 @@ inline_bytes!(
 );
 
 /// A collection: lower-case keys to values, in insertion order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Collection {
     vars: IndexMap<Key, Value, BuildHasherDefault<FxHasher>>,
     /// Expiry (unix seconds) per key, from `expirevar`.
@@ -85,6 +85,30 @@ pub struct Collection {
     /// What changed since the collection was made equal to a baseline (see
     /// [`Collection::restore_from`]).
     baseline: Option<Baseline>,
+    /// Where the keys `0` to `9` (`capture`'s TX:0-9, read back by macros) were
+    /// last set: a hint, checked against the key found there before use, so no
+    /// change to the map has to keep it up to date.
+    digits: [u32; 10],
+}
+
+impl Default for Collection {
+    fn default() -> Self {
+        Collection {
+            vars: IndexMap::default(),
+            expiry: HashMap::new(),
+            baseline: None,
+            digits: [u32::MAX; 10],
+        }
+    }
+}
+
+/// The digit of a one-digit key (`None` for other keys).
+#[inline]
+fn digit_key(key: &[u8]) -> Option<usize> {
+    match key {
+        [d @ b'0'..=b'9'] => Some(usize::from(d - b'0')),
+        _ => None,
+    }
 }
 
 /// The changes made to a collection since it was copied from a baseline: the
@@ -153,6 +177,7 @@ impl Clone for Collection {
             vars: self.vars.clone(),
             expiry: self.expiry.clone(),
             baseline: None,
+            digits: self.digits,
         }
     }
 
@@ -161,6 +186,7 @@ impl Clone for Collection {
         self.vars.clone_from(&source.vars);
         self.expiry.clone_from(&source.expiry);
         self.baseline = None;
+        self.digits = source.digits;
     }
 }
 
@@ -239,7 +265,18 @@ impl Collection {
     /// As [`Collection::get_lower`], the key given as bytes (valid UTF-8).
     pub fn get_lower_bytes(&self, key: &[u8]) -> Option<&[u8]> {
         debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
+        if let Some(i) = digit_key(key).and_then(|d| self.digit_index(d)) {
+            return self.vars.get_index(i).map(|(_, v)| v.as_slice());
+        }
         self.vars.get(key).map(|v| v.as_slice())
+    }
+
+    /// Where the key `d` (a digit) is, when the hint still holds.
+    #[inline]
+    fn digit_index(&self, d: usize) -> Option<usize> {
+        let i = *self.digits.get(d)? as usize;
+        let (k, _) = self.vars.get_index(i)?;
+        (k.as_slice() == [b'0' + d as u8]).then_some(i)
     }
 
     /// Sets a key known to hold no ASCII upper-case letter (see
@@ -253,17 +290,29 @@ impl Collection {
     pub fn set_lower_bytes(&mut self, key: &[u8], value: &[u8]) {
         debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
         debug_assert!(std::str::from_utf8(key).is_ok());
-        if let Some((i, _, v)) = self.vars.get_full_mut(key) {
+        let digit = digit_key(key);
+        let found = match digit.map(|d| (d, self.digit_index(d))) {
+            Some((_, Some(i))) => self.vars.get_index_mut(i).map(|(_, v)| (i, v)),
+            _ => self.vars.get_full_mut(key).map(|(i, _, v)| (i, v)),
+        };
+        if let Some((i, v)) = found {
             v.clear();
             v.extend_from_slice(value);
             if let Some(b) = &mut self.baseline {
                 b.set(i);
             }
+            if let Some(d) = digit {
+                self.digits[d] = i as u32;
+            }
             return;
         }
         // A new member goes after every existing one (beyond a baseline's).
-        self.vars
-            .insert(Key::from_slice(key), Value::from_slice(value));
+        let (i, _) = self
+            .vars
+            .insert_full(Key::from_slice(key), Value::from_slice(value));
+        if let Some(d) = digit {
+            self.digits[d] = i as u32;
+        }
     }
 
     /// Sets a key.
@@ -458,7 +507,9 @@ mod restore_tests {
         Expire(usize),
     }
 
-    const KEYS: &[&str] = &["a", "score", "pl", "level", "new_1", "new_2", "NEW_3"];
+    const KEYS: &[&str] = &[
+        "a", "score", "pl", "level", "new_1", "new_2", "NEW_3", "0", "1", "7",
+    ];
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
@@ -480,7 +531,7 @@ mod restore_tests {
 
     fn baseline() -> Collection {
         let mut b = Collection::default();
-        for (i, k) in ["a", "score", "pl", "level"].iter().enumerate() {
+        for (i, k) in ["a", "score", "0", "pl", "level"].iter().enumerate() {
             b.set_lower(k, i.to_string().as_bytes());
         }
         b
@@ -499,6 +550,14 @@ mod restore_tests {
                 prop_assert!(c.iter().eq(base.iter()));
                 for op in ops {
                     apply(&mut c, op);
+                    // Every key reads what the members hold (the digit keys'
+                    // position hints included, after removals moved members).
+                    for k in KEYS {
+                        let k = k.to_ascii_lowercase();
+                        let member = c.iter().find(|(m, _)| *m == k).map(|(_, v)| v);
+                        prop_assert_eq!(c.get_lower(&k), member);
+                        prop_assert_eq!(c.get(&k), member);
+                    }
                 }
             }
             c.restore_from(&base, 9);

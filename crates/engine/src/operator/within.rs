@@ -6,9 +6,12 @@
 //! captured.
 //!
 //! The haystack is fixed and the input changes, so the haystack is indexed once:
-//! its positions grouped by the byte there. An input is compared only where the
-//! haystack holds its first byte (CRS lists wrap each name in `/`, which leaves a
-//! few dozen places to compare `/name/` at).
+//! its positions grouped by the two bytes there. An input is compared only where
+//! the haystack holds its first two bytes (CRS lists wrap each name in `/`, which
+//! leaves one or a few places to compare `/name/` at); a one-byte input is one
+//! byte search.
+
+use rustc_hash::FxHashMap;
 
 use super::{Captures, Operator};
 
@@ -16,58 +19,64 @@ use super::{Captures, Operator};
 #[derive(Debug)]
 pub(crate) struct Within {
     haystack: Box<[u8]>,
-    /// `positions[starts[b]..starts[b + 1]]`: where byte `b` occurs, in order.
-    starts: Box<[u32]>,
+    /// Per pair of bytes (first byte low): the range of `positions` where the
+    /// pair starts.
+    pairs: FxHashMap<u16, (u32, u32)>,
+    /// Positions grouped by the pair starting there, each group in order.
     positions: Box<[u32]>,
+}
+
+/// The key of a pair of bytes.
+#[inline]
+fn pair(a: u8, b: u8) -> u16 {
+    u16::from_le_bytes([a, b])
 }
 
 impl Within {
     /// Keeps and indexes the argument.
     pub(crate) fn new(argument: &str) -> Self {
         let haystack: Box<[u8]> = argument.as_bytes().into();
-        let mut counts = [0u32; 257];
-        for &b in haystack.iter() {
-            counts[usize::from(b) + 1] += 1;
-        }
-        let mut total = 0;
-        for c in counts.iter_mut() {
-            total += *c;
-            *c = total;
-        }
-        let starts: Box<[u32]> = counts.into();
-        let mut next = counts;
-        let mut positions = vec![0u32; haystack.len()];
-        for (p, &b) in haystack.iter().enumerate() {
-            let slot = &mut next[usize::from(b)];
-            positions[*slot as usize] = p as u32;
-            *slot += 1;
+        let mut at: Vec<(u16, u32)> = haystack
+            .windows(2)
+            .enumerate()
+            .map(|(p, w)| (pair(w[0], w[1]), p as u32))
+            .collect();
+        at.sort_unstable();
+        let mut pairs = FxHashMap::default();
+        let mut from = 0;
+        for i in 1..=at.len() {
+            if i == at.len() || at[i].0 != at[from].0 {
+                pairs.insert(at[from].0, (from as u32, i as u32));
+                from = i;
+            }
         }
         Within {
             haystack,
-            starts,
-            positions: positions.into(),
+            pairs,
+            positions: at.into_iter().map(|(_, p)| p).collect(),
         }
     }
 }
 
 impl Operator for Within {
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
-        let Some(&first) = input.first() else {
-            return true;
+        let (first, rest) = match input {
+            [] => return true,
+            [b] => return memchr::memchr(*b, &self.haystack).is_some(),
+            [a, b, rest @ ..] => (pair(*a, *b), rest),
         };
-        let b = usize::from(first);
-        let (from, to) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-        // The second byte is tested before the whole input is compared: with every
-        // name of a CRS list starting at a `/`, it rejects nearly every place.
-        let second = input.get(1);
-        self.positions[from..to].iter().any(|&p| {
-            let p = p as usize;
-            (second.is_none() || self.haystack.get(p + 1) == second)
-                && self
-                    .haystack
-                    .get(p..)
-                    .is_some_and(|rest| rest.starts_with(input))
-        })
+        let Some(&(from, to)) = self.pairs.get(&first) else {
+            return false;
+        };
+        self.positions
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
+            .iter()
+            .any(|&p| {
+                self.haystack
+                    .get(p as usize + 2..)
+                    .is_some_and(|h| h.starts_with(rest))
+            })
     }
 }
 
@@ -113,5 +122,20 @@ mod tests {
         assert!(Within::new("").evaluate(b"", None));
         assert!(!Within::new("").evaluate(b"a", None));
         assert!(Within::new("GET POST").evaluate(b"ET P", None));
+    }
+
+    proptest::proptest! {
+        /// On any haystack and input over a small alphabet (so that pairs
+        /// repeat), the indexed search agrees with a plain substring search.
+        #[test]
+        fn agrees_with_a_plain_substring_search(
+            haystack in "[ab/ ]{0,40}",
+            input in proptest::collection::vec(proptest::sample::select(b"ab/ x".to_vec()), 0..6),
+        ) {
+            let w = Within::new(&haystack);
+            let plain = input.is_empty()
+                || haystack.as_bytes().windows(input.len()).any(|x| x == input.as_slice());
+            proptest::prop_assert_eq!(w.evaluate(&input, None), plain);
+        }
     }
 }

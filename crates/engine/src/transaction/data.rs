@@ -95,8 +95,11 @@ impl Data {
             e.value.clear();
             e.value.extend_from_slice(value);
         }
-        self.cached.truncate(self.used);
-        self.cached.resize_with(self.used + 1, || Cached::NotLooked);
+        // One state per slot below `used` (`clear` empties both).
+        if self.cached.len() != self.used {
+            self.cached.resize_with(self.used, || Cached::NotLooked);
+        }
+        self.cached.push(Cached::NotLooked);
         self.used += 1;
         self.lists[var as usize].push(slot);
         self.versions[var as usize] = self.generation;
