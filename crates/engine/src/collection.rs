@@ -236,6 +236,60 @@ impl Collection {
         );
     }
 
+    /// When it was restored from a baseline and still holds the baseline's
+    /// members at their positions (none was removed): the baseline's identity and
+    /// its number of members. Their keys are then the baseline's, in order (their
+    /// values may have been set since).
+    #[inline]
+    pub fn baseline_keys(&self) -> Option<(u64, usize)> {
+        let b = self.baseline.as_ref()?;
+        (!b.broken && self.vars.len() >= b.len).then_some((b.id, b.len))
+    }
+
+    /// Calls `f` on the members `sel` selects, in order. A regex over a
+    /// collection restored from a baseline (TX) tests only the members added
+    /// since: which of the baseline's keys it selects was found once (see
+    /// [`crate::rule::KeyRegex::baseline_matches`]).
+    pub fn for_each_selected(&self, sel: &crate::rule::KeySel, mut f: impl FnMut(&[u8], &[u8])) {
+        if let (crate::rule::KeySel::Regex(r), Some((id, len))) = (sel, self.baseline_keys()) {
+            if let Some(fixed) = r.baseline_matches(self, id, len) {
+                for &p in fixed {
+                    if let Some((k, v)) = self.member_bytes(p as usize) {
+                        f(k, v);
+                    }
+                }
+                for (k, v) in self.members_from(len) {
+                    if r.is_match(k) {
+                        f(k, v);
+                    }
+                }
+                return;
+            }
+        }
+        for (k, v) in self.iter_bytes() {
+            if sel.selects(k) {
+                f(k, v);
+            }
+        }
+    }
+
+    /// The members from `position` on (in insertion order), keys as bytes.
+    pub fn members_from(&self, position: usize) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.vars
+            .get_range(position..)
+            .into_iter()
+            .flat_map(|s| s.iter())
+            .map(|(k, v)| (k.as_slice(), v.as_slice()))
+    }
+
+    /// The member at `position` (in insertion order), key as bytes.
+    #[inline]
+    pub fn member_bytes(&self, position: usize) -> Option<(&[u8], &[u8])> {
+        self.vars
+            .get_index(position)
+            .map(|(k, v)| (k.as_slice(), v.as_slice()))
+    }
+
     /// Whether it was restored from a baseline (see [`Collection::restore_from`]);
     /// its members may since have changed.
     pub fn has_baseline(&self) -> bool {
@@ -543,6 +597,12 @@ mod restore_tests {
         #[test]
         fn restoring_undoes_any_changes(rounds in prop::collection::vec(prop::collection::vec(op(), 0..12), 1..5)) {
             let base = baseline();
+            let selectors: Vec<crate::rule::KeySel> = ["^new_", "e", "^[0-9]$", "^zzz"]
+                .iter()
+                .filter_map(|p| crate::rule::KeyRegex::new(p).ok())
+                .map(|r| crate::rule::KeySel::Regex(std::sync::Arc::new(r)))
+                .collect();
+            prop_assert_eq!(selectors.len(), 4);
             let mut c = Collection::default();
             for ops in &rounds {
                 c.restore_from(&base, 9);
@@ -550,6 +610,18 @@ mod restore_tests {
                 prop_assert!(c.iter().eq(base.iter()));
                 for op in ops {
                     apply(&mut c, op);
+                    // A regex selects what testing every key selects (the
+                    // baseline's keys found once, whatever changed since).
+                    for sel in &selectors {
+                        let mut fast = Vec::new();
+                        c.for_each_selected(sel, |k, v| fast.push((k.to_vec(), v.to_vec())));
+                        let plain: Vec<_> = c
+                            .iter_bytes()
+                            .filter(|(k, _)| sel.selects(k))
+                            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                            .collect();
+                        prop_assert_eq!(fast, plain);
+                    }
                     // Every key reads what the members hold (the digit keys'
                     // position hints included, after removals moved members).
                     for k in KEYS {

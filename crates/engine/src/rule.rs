@@ -2,7 +2,7 @@
 //! variables, operators built, transformation chains interned, actions classified,
 //! macros split, jumps resolved).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::bytes::Regex;
 
@@ -60,6 +60,11 @@ pub struct KeyRegex {
     /// comparison; other keys go to the regex (which folds `ſ` to `s`, `K` to
     /// `k`).
     ascii: Option<(Vec<u8>, bool)>,
+    /// The positions of the keys it selects among a baseline's members (TX as
+    /// the prologue leaves it: about 130 members every transaction starts from),
+    /// with the baseline's identity: found once, on the first transaction
+    /// restored from it, instead of testing every key on every transaction.
+    baseline: OnceLock<(u64, Box<[u32]>)>,
 }
 
 impl KeyRegex {
@@ -80,7 +85,28 @@ impl KeyRegex {
             prefix,
             prefix_only,
             ascii: literal_then_empty(pattern),
+            baseline: OnceLock::new(),
         })
+    }
+
+    /// The positions below `len` of the keys it selects in `c`, a collection
+    /// holding the members of baseline `id` at their positions (see
+    /// [`crate::collection::Collection::baseline_keys`]): found on first use
+    /// and kept. `None` when they were kept for another baseline.
+    pub fn baseline_matches(
+        &self,
+        c: &crate::collection::Collection,
+        id: u64,
+        len: usize,
+    ) -> Option<&[u32]> {
+        let (kept, positions) = self.baseline.get_or_init(|| {
+            let positions = (0..len)
+                .filter(|&p| c.member_bytes(p).is_some_and(|(k, _)| self.is_match(k)))
+                .map(|p| p as u32)
+                .collect();
+            (id, positions)
+        });
+        (*kept == id).then_some(positions)
     }
 
     /// Whether a key matches.

@@ -86,16 +86,14 @@ impl Transaction {
             }
             return;
         }
-        for (k, v) in c.iter_bytes() {
-            if sel.selects(k) {
-                let i = scratch.add(k, v);
-                out.push(Candidate {
-                    var,
-                    count: false,
-                    src: Src::Scratch(i),
-                });
-            }
-        }
+        c.for_each_selected(sel, |k, v| {
+            let i = scratch.add(k, v);
+            out.push(Candidate {
+                var,
+                count: false,
+                src: Src::Scratch(i),
+            });
+        });
     }
 
     fn push_scalar(var: Var, value: &[u8], scratch: &mut Scratch, out: &mut Vec<Candidate>) {
