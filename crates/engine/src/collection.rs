@@ -246,11 +246,18 @@ impl Collection {
         (!b.broken && self.vars.len() >= b.len).then_some((b.id, b.len))
     }
 
-    /// Calls `f` on the members `sel` selects, in order. A regex over a
+    /// Calls `f` on the members `sel` selects, in order. A named member is one
+    /// lookup (given with the selector's key), not a scan. A regex over a
     /// collection restored from a baseline (TX) tests only the members added
     /// since: which of the baseline's keys it selects was found once (see
     /// [`crate::rule::KeyRegex::baseline_matches`]).
     pub fn for_each_selected(&self, sel: &crate::rule::KeySel, mut f: impl FnMut(&[u8], &[u8])) {
+        if let crate::rule::KeySel::Key(k) = sel {
+            if let Some(v) = self.get(k) {
+                f(k.as_bytes(), v);
+            }
+            return;
+        }
         if let (crate::rule::KeySel::Regex(r), Some((id, len))) = (sel, self.baseline_keys()) {
             if let Some(fixed) = r.baseline_matches(self, id, len) {
                 for &p in fixed {
@@ -345,9 +352,9 @@ impl Collection {
         debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
         debug_assert!(std::str::from_utf8(key).is_ok());
         let digit = digit_key(key);
-        let found = match digit.map(|d| (d, self.digit_index(d))) {
-            Some((_, Some(i))) => self.vars.get_index_mut(i).map(|(_, v)| (i, v)),
-            _ => self.vars.get_full_mut(key).map(|(i, _, v)| (i, v)),
+        let found = match digit.and_then(|d| self.digit_index(d)) {
+            Some(i) => self.vars.get_index_mut(i).map(|(_, v)| (i, v)),
+            None => self.vars.get_full_mut(key).map(|(i, _, v)| (i, v)),
         };
         if let Some((i, v)) = found {
             v.clear();

@@ -43,12 +43,11 @@ impl Within {
             .collect();
         at.sort_unstable();
         let mut pairs = FxHashMap::default();
-        let mut from = 0;
-        for i in 1..=at.len() {
-            if i == at.len() || at[i].0 != at[from].0 {
-                pairs.insert(at[from].0, (from as u32, i as u32));
-                from = i;
-            }
+        let mut from = 0u32;
+        for group in at.chunk_by(|a, b| a.0 == b.0) {
+            let to = from + group.len() as u32;
+            pairs.insert(group[0].0, (from, to));
+            from = to;
         }
         Within {
             haystack,

@@ -74,18 +74,6 @@ impl Transaction {
         scratch: &mut Scratch,
         out: &mut Vec<Candidate>,
     ) {
-        if let KeySel::Key(k) = sel {
-            // A named member: one lookup, not a scan.
-            if let Some(v) = c.get(k) {
-                let i = scratch.add(k.as_bytes(), v);
-                out.push(Candidate {
-                    var,
-                    count: false,
-                    src: Src::Scratch(i),
-                });
-            }
-            return;
-        }
         c.for_each_selected(sel, |k, v| {
             let i = scratch.add(k, v);
             out.push(Candidate {
