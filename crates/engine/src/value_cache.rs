@@ -72,9 +72,13 @@ pub struct ValueEntry {
     value: Box<[u8]>,
     /// Words per bit array.
     words: usize,
-    /// Three bit arrays by rule index: result known, matched, `multiMatch` rule
-    /// known not to match.
+    /// Four bit arrays by rule index: result known, matched, `multiMatch` rule
+    /// known not to match, and the maybe set (see [`ValueEntry::maybe_into`]),
+    /// which most transactions read (once per cached value): one run of words.
     bits: Box<[AtomicU64]>,
+    /// The `multiMatch` rules (by index): their maybe bit follows their own "no
+    /// match" (the third array), the other rules' their result.
+    multi: Arc<[u64]>,
     /// Groups captured by matching `capture` rules, allocated on first use; each
     /// slot is written once, so reads take no lock.
     captures: OnceLock<Box<[OnceLock<Captured>]>>,
@@ -84,13 +88,22 @@ pub struct ValueEntry {
     cost: u32,
 }
 
+/// The arrays of [`ValueEntry::bits`].
+const KNOWN: usize = 0;
+const MATCHED: usize = 1;
+const CLEAR: usize = 2;
+const MAYBE: usize = 3;
+
 impl ValueEntry {
-    fn new(value: Box<[u8]>, rules: usize, cost: u32) -> ValueEntry {
+    fn new(value: Box<[u8]>, rules: usize, multi: Arc<[u64]>, cost: u32) -> ValueEntry {
         let words = rules.div_ceil(64).max(1);
         ValueEntry {
             value,
             words,
-            bits: (0..3 * words).map(|_| AtomicU64::new(0)).collect(),
+            bits: (0..4 * words)
+                .map(|i| AtomicU64::new(if i >= MAYBE * words { u64::MAX } else { 0 }))
+                .collect(),
+            multi,
             captures: OnceLock::new(),
             hits: AtomicU32::new(0),
             cost,
@@ -106,59 +119,74 @@ impl ValueEntry {
         Some((w, 1 << (i % 64)))
     }
 
+    /// Whether rule `index` is a `multiMatch` rule.
+    fn is_multi(&self, index: u32) -> bool {
+        let i = index as usize;
+        self.multi
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Takes rule `index` out of the maybe set (its "no match" is known).
+    fn leave_maybe(&self, index: u32) {
+        if let Some((w, m)) = self.bit(MAYBE, index) {
+            w.fetch_and(!m, Ordering::Relaxed);
+        }
+    }
+
     /// The cached result of rule `id` (a rule index, or `index | MULTI`).
     pub fn result(&self, id: u32) -> Option<bool> {
         if id & MULTI != 0 {
-            let (w, m) = self.bit(2, id & !MULTI)?;
+            let (w, m) = self.bit(CLEAR, id & !MULTI)?;
             return (w.load(Ordering::Relaxed) & m != 0).then_some(false);
         }
-        let (known, m) = self.bit(0, id)?;
+        let (known, m) = self.bit(KNOWN, id)?;
         if known.load(Ordering::Acquire) & m == 0 {
             return None;
         }
-        let (matched, m) = self.bit(1, id)?;
+        let (matched, m) = self.bit(MATCHED, id)?;
         Some(matched.load(Ordering::Relaxed) & m != 0)
     }
 
     /// ORs into `out` (words by rule index) the rules of `mask` this value may
     /// still match: those whose result is unknown or a match, and the
-    /// `multiMatch` rules (`multi`) not known to leave every intermediate value
-    /// unmatched. A rule outside the set is known not to match the value (or is
-    /// not in `mask`).
-    pub fn maybe_into(&self, out: &mut [u64], multi: &[u64], mask: &[u64]) {
-        // The arrays side by side (no index arithmetic or bounds test per word:
-        // this runs once per cached value and transaction).
-        let (known, rest) = self.bits.split_at(self.words.min(self.bits.len()));
-        let (matched, clear) = rest.split_at(self.words.min(rest.len()));
-        let words = out
-            .iter_mut()
-            .zip(multi.iter().zip(mask))
-            .zip(known.iter().zip(matched).zip(clear));
-        for ((o, (&m, &r)), ((known, matched), clear)) in words {
-            if r == 0 {
-                continue;
+    /// `multiMatch` rules not known to leave every intermediate value unmatched.
+    /// A rule outside the set is known not to match the value (or is not in
+    /// `mask`). The set is kept as results are learned (one array: this runs
+    /// once per cached value and transaction, and reads one word per word of
+    /// `mask` with rules).
+    pub fn maybe_into(&self, out: &mut [u64], mask: &[u64]) {
+        let maybe = self.bits.get(MAYBE * self.words..).unwrap_or_default();
+        for (o, (&r, maybe)) in out.iter_mut().zip(mask.iter().zip(maybe)) {
+            if r != 0 {
+                *o |= maybe.load(Ordering::Relaxed) & r;
             }
-            let known = known.load(Ordering::Acquire);
-            let matched = matched.load(Ordering::Relaxed);
-            let clear = clear.load(Ordering::Relaxed);
-            *o |= (((!known | matched) & !m) | (!clear & m)) & r;
         }
     }
 
     /// Records the result of rule `id` (for `MULTI` ids, only "no match" is kept).
+    /// Results are pure functions of the value: every writer of a rule writes
+    /// the same one. A `multiMatch` rule's results come with `MULTI` ids, the
+    /// other rules' without; the maybe set follows each rule's own kind.
     pub fn set_result(&self, id: u32, hit: bool) {
         if id & MULTI != 0 {
-            if let (false, Some((w, m))) = (hit, self.bit(2, id & !MULTI)) {
+            let index = id & !MULTI;
+            if let (false, Some((w, m))) = (hit, self.bit(CLEAR, index)) {
                 w.fetch_or(m, Ordering::Relaxed);
+                if self.is_multi(index) {
+                    self.leave_maybe(index);
+                }
             }
             return;
         }
         if hit {
-            if let Some((w, m)) = self.bit(1, id) {
+            if let Some((w, m)) = self.bit(MATCHED, id) {
                 w.fetch_or(m, Ordering::Relaxed);
             }
+        } else if !self.is_multi(id) {
+            self.leave_maybe(id);
         }
-        if let Some((w, m)) = self.bit(0, id) {
+        if let Some((w, m)) = self.bit(KNOWN, id) {
             w.fetch_or(m, Ordering::Release);
         }
     }
@@ -265,6 +293,8 @@ struct Window {
 #[derive(Debug)]
 pub struct ResultCache {
     rules: usize,
+    /// The program's `multiMatch` rules (by index), for the entries' maybe sets.
+    multi: Arc<[u64]>,
     capacity: usize,
     table: ArcSwap<Table>,
     window: Mutex<Window>,
@@ -279,16 +309,23 @@ thread_local! {
 }
 
 impl ResultCache {
-    /// An empty cache for a program of `rules` rules.
-    pub fn new(rules: usize) -> ResultCache {
-        ResultCache::with_capacity(rules, CAPACITY, false)
+    /// An empty cache for a program of `rules` rules, of which those of `multi`
+    /// (a bit set by rule index) are `multiMatch` rules.
+    pub fn new(rules: usize, multi: &[u64]) -> ResultCache {
+        ResultCache::with_capacity(rules, multi, CAPACITY, false)
     }
 
     /// An empty cache of `capacity` entries; `synchronous` rebuilds on the
     /// reporting thread (for deterministic tests).
-    pub fn with_capacity(rules: usize, capacity: usize, synchronous: bool) -> ResultCache {
+    pub fn with_capacity(
+        rules: usize,
+        multi: &[u64],
+        capacity: usize,
+        synchronous: bool,
+    ) -> ResultCache {
         ResultCache {
             rules,
+            multi: Arc::from(multi),
             capacity,
             table: ArcSwap::from_pointee(Table::default()),
             window: Mutex::new(Window {
@@ -428,13 +465,27 @@ impl ResultCache {
         for (_, p) in picks {
             let e = match p {
                 Pick::Keep(e) => e,
-                Pick::New(v, cost) => Arc::new(ValueEntry::new(v, self.rules, cost)),
+                Pick::New(v, cost) => Arc::new(ValueEntry::new(
+                    v,
+                    self.rules,
+                    Arc::clone(&self.multi),
+                    cost,
+                )),
             };
             map.insert(e.value.clone(), e);
         }
         self.table.store(Arc::new(Table { map }));
         self.rebuilds.fetch_add(1, Ordering::Relaxed);
         self.rebuilding.store(false, Ordering::Release);
+    }
+
+    /// Whether rule `index` is one of the program's `multiMatch` rules, as the
+    /// entries' maybe sets take it.
+    pub fn is_multi_rule(&self, index: u32) -> bool {
+        let i = index as usize;
+        self.multi
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Entries in the table.
@@ -458,7 +509,7 @@ mod tests {
     use super::*;
 
     fn cache(capacity: usize) -> Arc<ResultCache> {
-        Arc::new(ResultCache::with_capacity(100, capacity, true))
+        Arc::new(ResultCache::with_capacity(100, &[], capacity, true))
     }
 
     /// Reports one window of transactions, the first `repeats` missing `values`.
@@ -473,13 +524,13 @@ mod tests {
     #[test]
     fn the_maybe_set_holds_the_rules_not_known_to_leave_the_value_unmatched() {
         // Rules 3, 70 and 71 (two words); 71 is a multiMatch rule.
-        let mut multi = vec![0u64; 2];
+        let mut multi = [0u64; 2];
         multi[1] |= 1 << 7;
-        let e = ValueEntry::new(b"a union b"[..].into(), 100, 1);
+        let e = ValueEntry::new(b"a union b"[..].into(), 100, Arc::from(&multi[..]), 1);
         let all = vec![u64::MAX; 2];
         let maybe = |e: &ValueEntry| {
             let mut out = vec![0u64; 2];
-            e.maybe_into(&mut out, &multi, &all);
+            e.maybe_into(&mut out, &all);
             [3usize, 70, 71].map(|i| out[i / 64] & (1 << (i % 64)) != 0)
         };
         // Nothing known: every rule may match.
@@ -495,23 +546,73 @@ mod tests {
         assert_eq!(maybe(&e), [false, true, false]);
         // ORed into what is there.
         let mut out = vec![u64::MAX; 2];
-        e.maybe_into(&mut out, &multi, &all);
+        e.maybe_into(&mut out, &all);
         assert_eq!(out, vec![u64::MAX; 2]);
         // Limited to the mask's rules: 70 is in the set, not in the mask.
         let mut mask = vec![0u64; 2];
         mask[0] |= 1 << 3;
         mask[1] |= 1 << 7;
         let mut out = vec![0u64; 2];
-        e.maybe_into(&mut out, &multi, &mask);
+        e.maybe_into(&mut out, &mask);
         assert_eq!(out, vec![0u64; 2]);
         mask[1] |= 1 << 6;
-        e.maybe_into(&mut out, &multi, &mask);
+        e.maybe_into(&mut out, &mask);
         assert_eq!(out, vec![0, 1 << 6]);
+    }
+
+    proptest::proptest! {
+        /// The maybe set kept as results are learned equals the one the three
+        /// result arrays define (unknown or matched for the other rules, not
+        /// known "no match" for `multiMatch` ones), whatever the order the
+        /// results arrive in; each rule's results agree (they are pure).
+        #[test]
+        fn the_kept_maybe_set_equals_the_one_the_results_define(
+            multi_bits in proptest::collection::vec(proptest::bool::ANY, 130),
+            truth in proptest::collection::vec(proptest::bool::ANY, 130),
+            ops in proptest::collection::vec((0u32..130, proptest::bool::ANY), 0..300),
+            mask_bits in proptest::collection::vec(proptest::bool::ANY, 130),
+        ) {
+            let words = 3;
+            let to_words = |bits: &[bool]| {
+                let mut w = vec![0u64; words];
+                for (i, &b) in bits.iter().enumerate() {
+                    if b {
+                        w[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                w
+            };
+            let multi = to_words(&multi_bits);
+            let mask = to_words(&mask_bits);
+            let e = ValueEntry::new(b"v"[..].into(), 130, Arc::from(&multi[..]), 1);
+            for (rule, as_multi) in ops {
+                // A multiMatch rule's results come with MULTI ids, the others'
+                // without (what the engine records), plus stray ids of the
+                // other kind, which the maybe set must not follow.
+                let id = if as_multi { rule | MULTI } else { rule };
+                e.set_result(id, truth[rule as usize]);
+                let mut kept = vec![0u64; words];
+                e.maybe_into(&mut kept, &mask);
+                let mut defined = vec![0u64; words];
+                for i in 0..130u32 {
+                    let is_multi = multi_bits[i as usize];
+                    let maybe = if is_multi {
+                        e.result(i | MULTI).is_none()
+                    } else {
+                        e.result(i) != Some(false)
+                    };
+                    if maybe && mask_bits[i as usize] {
+                        defined[i as usize / 64] |= 1 << (i % 64);
+                    }
+                }
+                proptest::prop_assert_eq!(kept, defined);
+            }
+        }
     }
 
     #[test]
     fn matches_of_capture_rules_are_cached_with_their_groups() {
-        let e = ValueEntry::new(b"abc"[..].into(), 100, 1);
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1);
         let mut groups = crate::operator::Captures::default();
         let mut out = crate::operator::Captures::default();
         assert!(!e.captures_into(9, &mut out));
@@ -538,7 +639,7 @@ mod tests {
 
     #[test]
     fn entries_keep_results_by_exact_bytes() {
-        let e = ValueEntry::new(b"abc"[..].into(), 100, 1);
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1);
         assert_eq!(e.result(3), None);
         e.set_result(3, true);
         e.set_result(4, false);

@@ -13,7 +13,16 @@ fn program(rules: &str) -> Arc<Program> {
         .unwrap_or_else(|e| panic!("{e}"));
     // Windows rebuilt on the reporting thread: admission is deterministic in time.
     let prog = Arc::get_mut(&mut p).unwrap_or_else(|| panic!("shared"));
-    prog.caches = Arc::new(ResultCache::with_capacity(prog.rules.len(), 64, true));
+    let mut multi = vec![0u64; prog.rules.len().div_ceil(64).max(1)];
+    for r in prog.rules.iter().filter(|r| r.multi_match) {
+        multi[r.index as usize / 64] |= 1 << (r.index % 64);
+    }
+    prog.caches = Arc::new(ResultCache::with_capacity(
+        prog.rules.len(),
+        &multi,
+        64,
+        true,
+    ));
     p
 }
 
@@ -149,4 +158,29 @@ SecRule ARGS_NAMES "@rx attack" "id:11,phase:1,pass,nolog,setvar:'tx.names=+1'"
     // The repeated values were cached (so the checks above ran on cached values).
     assert!(p.caches.lookup(b"fine").is_some());
     assert!(p.caches.lookup(b"attack").is_some());
+}
+
+#[test]
+fn the_cache_takes_the_multimatch_rules_by_their_index() {
+    // The maybe sets of a program's own cache follow each rule's kind: a
+    // multiMatch rule leaves a value's set by its own "no match" only.
+    let p = Program::from_str_with(
+        "multi.conf",
+        "SecRuleEngine On\n\
+         SecRule ARGS \"@rx a\" \"id:1,phase:2,pass,t:none\"\n\
+         SecRule ARGS \"@rx b\" \"id:2,phase:2,pass,t:none,t:lowercase,multiMatch\"\n\
+         SecRule ARGS \"@rx c\" \"id:3,phase:2,pass,t:none\"\n\
+         SecRule ARGS \"@rx d\" \"id:4,phase:2,pass,t:urlDecodeUni,multiMatch\"\n",
+        &Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(p.rules.iter().filter(|r| r.multi_match).count() == 2);
+    for r in &p.rules {
+        assert_eq!(
+            p.caches.is_multi_rule(r.index),
+            r.multi_match,
+            "rule {}",
+            r.id
+        );
+    }
 }

@@ -308,7 +308,7 @@ impl Transaction {
                         m.empty = false;
                         m.rules.resize(plan.multi_rules.len(), 0);
                     }
-                    e.maybe_into(&mut m.rules, &plan.multi_rules, rules);
+                    e.maybe_into(&mut m.rules, rules);
                 }
                 None => or_into(&mut m.uncached, classes),
             }
