@@ -96,6 +96,12 @@ pub struct ClassPlan {
     pub lists: Vec<ListPlan>,
     /// The classes that are not pure, as a bit set over class indexes.
     pub impure: Vec<u64>,
+    /// Every arena list some class reads, with the classes reading it (a bit
+    /// set over class indexes): a class has a value when one of its lists has.
+    pub list_classes: Vec<(Var, Vec<u64>)>,
+    /// The classes of single-valued variables (see [`ValueClass::scalar`]), as
+    /// a bit set over class indexes.
+    pub scalar: Vec<u64>,
 }
 
 /// What a value of one arena list adds to the result cache's settle (the union of
@@ -281,7 +287,31 @@ impl ClassPlan {
             plan.class_chains[i as usize] = cc;
         }
         plan.build_lists(rule_words);
+        plan.build_list_classes();
         plan
+    }
+
+    /// Makes [`ClassPlan::list_classes`] and [`ClassPlan::scalar`].
+    fn build_list_classes(&mut self) {
+        let class_words = self.classes.len().div_ceil(64);
+        self.scalar = vec![0; class_words];
+        self.list_classes.clear();
+        for (i, class) in self.classes.iter().enumerate() {
+            let bit = 1u64 << (i % 64);
+            if class.scalar {
+                self.scalar[i / 64] |= bit;
+            }
+            for &l in &class.lists {
+                let at = match self.list_classes.iter().position(|(v, _)| *v == l) {
+                    Some(at) => at,
+                    None => {
+                        self.list_classes.push((l, vec![0; class_words]));
+                        self.list_classes.len() - 1
+                    }
+                };
+                self.list_classes[at].1[i / 64] |= bit;
+            }
+        }
     }
 
     /// Makes [`ClassPlan::lists`] and [`ClassPlan::impure`] from the classes.
@@ -354,6 +384,33 @@ impl ClassPlan {
 mod tests {
     use crate::variable::Var;
     use crate::Program;
+
+    #[test]
+    fn each_list_names_the_classes_reading_it() {
+        // ARGS is two lists; REQUEST_FILENAME is single-valued (scalar).
+        let program = Program::from_str(
+            "t.conf",
+            "SecRuleEngine On\n\
+             SecRule ARGS|REQUEST_HEADERS:User-Agent \"@rx evil\" \"id:1,phase:2,pass\"\n\
+             SecRule REQUEST_FILENAME|ARGS_GET \"@rx worse\" \"id:2,phase:2,pass\"\n\
+             SecRule REQUEST_HEADERS \"@rx other\" \"id:3,phase:2,t:lowercase,pass\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let plan = &program.classes;
+        assert!(plan.classes.len() >= 5, "{:?}", plan.classes);
+        let has = |w: &[u64], i: usize| w.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
+        for (i, class) in plan.classes.iter().enumerate() {
+            assert_eq!(has(&plan.scalar, i), class.scalar, "{class:?}");
+            for (l, classes) in &plan.list_classes {
+                assert_eq!(has(classes, i), class.lists.contains(l), "{class:?} {l:?}");
+            }
+            for l in &class.lists {
+                assert!(plan.list_classes.iter().any(|(v, _)| v == l));
+            }
+        }
+        assert!(plan.classes.iter().any(|c| c.scalar));
+        assert!(plan.classes.iter().any(|c| c.lists.len() == 2));
+    }
 
     #[test]
     fn a_lists_plan_holds_the_pure_classes_of_its_values_by_key() {

@@ -282,13 +282,16 @@ impl Transaction {
         a.unknown.clear();
         a.unknown.resize(words, 0);
         a.settled = false;
-        for (i, c) in program.classes.classes.iter().enumerate() {
-            let bit = 1u64 << (i % 64);
-            if c.lists.iter().any(|&l| !self.data.slots(l).is_empty()) {
-                a.nonempty[i / 64] |= bit;
-            } else if c.scalar {
-                a.unknown[i / 64] |= bit;
+        // A class has a value when one of its lists has; a scalar one without
+        // any is unknown. One test per list, not per class and list.
+        let plan = &program.classes;
+        for (l, classes) in &plan.list_classes {
+            if !self.data.slots(*l).is_empty() {
+                or_into(&mut a.nonempty, classes);
             }
+        }
+        for ((u, n), s) in a.unknown.iter_mut().zip(&a.nonempty).zip(&plan.scalar) {
+            *u = s & !n;
         }
     }
 
