@@ -181,14 +181,9 @@ impl Program {
         prefilter: Option<Prefilter>,
         options: Options,
     ) -> Self {
-        // By position: a rule's index is its position (set after this).
-        let mut multi = vec![0u64; rules.len().div_ceil(64).max(1)];
-        for (i, r) in rules.iter().enumerate() {
-            if let (true, Some(w)) = (r.multi_match, multi.get_mut(i / 64)) {
-                *w |= 1 << (i % 64);
-            }
-        }
-        let caches = Arc::new(crate::value_cache::ResultCache::new(rules.len(), &multi));
+        // Replaced by compilation once the rules' indexes and the class plan
+        // (which knows the `multiMatch` rules) are made.
+        let caches = Arc::new(crate::value_cache::ResultCache::new(rules.len(), &[]));
         Program {
             config,
             rules,

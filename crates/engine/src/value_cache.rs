@@ -66,12 +66,6 @@ const EARLY_REPEATED: usize = 8;
 /// Marks a result id as a `multiMatch` rule's.
 pub const MULTI: u32 = 1 << 31;
 
-/// Whether bit `index` of a bit set (words by index) is set.
-fn has_bit(words: &[u64], index: u32) -> bool {
-    let i = index as usize;
-    words.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-}
-
 /// Everything cached for one value.
 #[derive(Debug)]
 pub struct ValueEntry {
@@ -127,7 +121,7 @@ impl ValueEntry {
 
     /// Whether rule `index` is a `multiMatch` rule.
     fn is_multi(&self, index: u32) -> bool {
-        has_bit(&self.multi, index)
+        crate::prefilter::has(&self.multi, index)
     }
 
     /// Takes rule `index` out of the maybe set (its "no match" is known).
@@ -485,7 +479,7 @@ impl ResultCache {
     /// Whether rule `index` is one of the program's `multiMatch` rules, as the
     /// entries' maybe sets take it.
     pub fn is_multi_rule(&self, index: u32) -> bool {
-        has_bit(&self.multi, index)
+        crate::prefilter::has(&self.multi, index)
     }
 
     /// Entries in the table.

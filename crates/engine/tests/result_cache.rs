@@ -13,13 +13,9 @@ fn program(rules: &str) -> Arc<Program> {
         .unwrap_or_else(|e| panic!("{e}"));
     // Windows rebuilt on the reporting thread: admission is deterministic in time.
     let prog = Arc::get_mut(&mut p).unwrap_or_else(|| panic!("shared"));
-    let mut multi = vec![0u64; prog.rules.len().div_ceil(64).max(1)];
-    for r in prog.rules.iter().filter(|r| r.multi_match) {
-        multi[r.index as usize / 64] |= 1 << (r.index % 64);
-    }
     prog.caches = Arc::new(ResultCache::with_capacity(
         prog.rules.len(),
-        &multi,
+        &prog.classes.multi_rules,
         64,
         true,
     ));
