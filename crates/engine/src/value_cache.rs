@@ -28,8 +28,12 @@
 //! has passed (16 at first, doubling to [`MAX_WINDOW`]; earlier while the table has
 //! room and newly repeated values wait), a background thread ranks
 //! values seen at least twice by weight = frequency x cost, together with the
-//! current entries by their hits x cost, keeps the best [`CAPACITY`], and swaps the
-//! new table in. Entries that stay keep what they learned.
+//! current entries by their score (hits x cost in the window plus half their
+//! previous score: a decaying weight), keeps the best [`CAPACITY`], and swaps the
+//! new table in. Entries that stay keep what they learned. An entry leaves only
+//! when the table is full and others weigh more: windows are short while the
+//! table fills (tens of transactions), and a value repeated every few hundred
+//! requests, missing from one window, is as worth keeping as before.
 //!
 //! Cached results equal computed ones (pure functions of the bytes, compared by
 //! full bytes); `Options::verify` recomputes every hit and panics on a difference.
@@ -84,6 +88,8 @@ pub struct ValueEntry {
     captures: OnceLock<Box<[OnceLock<Captured>]>>,
     /// Transactions that found it in the current window.
     hits: AtomicU32,
+    /// Its weight at the last rebuild (written by the rebuild alone).
+    score: AtomicU64,
     /// Its processing cost when it was admitted.
     cost: u32,
 }
@@ -95,7 +101,7 @@ const CLEAR: usize = 2;
 const MAYBE: usize = 3;
 
 impl ValueEntry {
-    fn new(value: Box<[u8]>, rules: usize, multi: Arc<[u64]>, cost: u32) -> ValueEntry {
+    fn new(value: Box<[u8]>, rules: usize, multi: Arc<[u64]>, cost: u32, score: u64) -> ValueEntry {
         let words = rules.div_ceil(64).max(1);
         ValueEntry {
             value,
@@ -106,6 +112,7 @@ impl ValueEntry {
             multi,
             captures: OnceLock::new(),
             hits: AtomicU32::new(0),
+            score: AtomicU64::new(score),
             cost,
         }
     }
@@ -430,8 +437,9 @@ impl ResultCache {
         }
     }
 
-    /// Builds and publishes the next table: the current entries by hits x cost
-    /// and the candidates seen at least twice by reports x cost, best first.
+    /// Builds and publishes the next table: the current entries by their decayed
+    /// scores (hits x cost plus half the previous score) and the candidates seen at least twice by
+    /// reports x cost, best first.
     fn rebuild(&self, candidates: FxHashMap<Box<[u8]>, (u32, u32)>) {
         let old = self.table.load_full();
         enum Pick {
@@ -441,12 +449,9 @@ impl ResultCache {
         let mut picks: Vec<(u64, Pick)> = Vec::new();
         for e in old.map.values() {
             let hits = e.hits.swap(0, Ordering::Relaxed);
-            if hits > 0 {
-                picks.push((
-                    u64::from(hits) * u64::from(e.cost),
-                    Pick::Keep(Arc::clone(e)),
-                ));
-            }
+            let score = e.score.load(Ordering::Relaxed) / 2 + u64::from(hits) * u64::from(e.cost);
+            e.score.store(score, Ordering::Relaxed);
+            picks.push((score, Pick::Keep(Arc::clone(e))));
         }
         for (value, (count, cost)) in candidates {
             if count >= 2 && !old.map.contains_key(&value) {
@@ -459,7 +464,7 @@ impl ResultCache {
         picks.truncate(self.capacity);
         let mut map = FxHashMap::default();
         map.reserve(picks.len());
-        for (_, p) in picks {
+        for (weight, p) in picks {
             let e = match p {
                 Pick::Keep(e) => e,
                 Pick::New(v, cost) => Arc::new(ValueEntry::new(
@@ -467,6 +472,7 @@ impl ResultCache {
                     self.rules,
                     Arc::clone(&self.multi),
                     cost,
+                    weight,
                 )),
             };
             map.insert(e.value.clone(), e);
@@ -520,7 +526,7 @@ mod tests {
         // Rules 3, 70 and 71 (two words); 71 is a multiMatch rule.
         let mut multi = [0u64; 2];
         multi[1] |= 1 << 7;
-        let e = ValueEntry::new(b"a union b"[..].into(), 100, Arc::from(&multi[..]), 1);
+        let e = ValueEntry::new(b"a union b"[..].into(), 100, Arc::from(&multi[..]), 1, 0);
         let all = vec![u64::MAX; 2];
         let maybe = |e: &ValueEntry| {
             let mut out = vec![0u64; 2];
@@ -578,7 +584,7 @@ mod tests {
             };
             let multi = to_words(&multi_bits);
             let mask = to_words(&mask_bits);
-            let e = ValueEntry::new(b"v"[..].into(), 130, Arc::from(&multi[..]), 1);
+            let e = ValueEntry::new(b"v"[..].into(), 130, Arc::from(&multi[..]), 1, 0);
             for (rule, as_multi) in ops {
                 // A multiMatch rule's results come with MULTI ids, the others'
                 // without (what the engine records), plus stray ids of the
@@ -606,7 +612,7 @@ mod tests {
 
     #[test]
     fn matches_of_capture_rules_are_cached_with_their_groups() {
-        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1);
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1, 0);
         let mut groups = crate::operator::Captures::default();
         let mut out = crate::operator::Captures::default();
         assert!(!e.captures_into(9, &mut out));
@@ -633,7 +639,7 @@ mod tests {
 
     #[test]
     fn entries_keep_results_by_exact_bytes() {
-        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1);
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1, 0);
         assert_eq!(e.result(3), None);
         e.set_result(3, true);
         e.set_result(4, false);
@@ -731,6 +737,36 @@ mod tests {
         assert!(c.snapshot().lookup(b"new").is_some());
         // Values longer than the longest cached one are never looked up.
         assert!(during.lookup(&[b'o'; MAX_VALUE_LEN + 1]).is_none());
+    }
+
+    #[test]
+    fn entries_stay_while_the_table_has_room() {
+        let c = cache(3);
+        window(&c, &[(b"kept", 5)], 2);
+        let kept = c.lookup(b"kept").unwrap_or_else(|| panic!("kept admitted"));
+        kept.set_result(7, true);
+        // Windows without a hit on it, and new values that fit beside it.
+        for v in [&b"one"[..], b"two"] {
+            kept.hits.store(0, Ordering::Relaxed);
+            window(&c, &[(v, 5)], 2);
+        }
+        assert_eq!(c.len(), 3);
+        assert_eq!(c.lookup(b"kept").and_then(|e| e.result(7)), Some(true));
+        // Full: a heavier new value takes the place of the least used entry.
+        for v in [&b"kept"[..], b"one", b"two"] {
+            let _ = c
+                .table
+                .load()
+                .map
+                .get(v)
+                .map(|e| e.hits.swap(0, Ordering::Relaxed));
+        }
+        let _ = c.lookup(b"one");
+        let _ = c.lookup(b"two");
+        window(&c, &[(b"three", 50)], 2);
+        assert_eq!(c.len(), 3);
+        assert!(c.lookup(b"three").is_some());
+        assert!(!c.table.load().map.contains_key(&b"kept"[..]));
     }
 
     #[test]
