@@ -438,8 +438,9 @@ impl ResultCache {
     }
 
     /// Builds and publishes the next table: the current entries by their decayed
-    /// scores (hits x cost plus half the previous score) and the candidates seen at least twice by
-    /// reports x cost, best first.
+    /// scores (hits x cost plus half the previous score) and the candidates seen
+    /// at least twice by reports x cost, best first. Every current entry is a
+    /// pick: only a full table drops the lightest.
     fn rebuild(&self, candidates: FxHashMap<Box<[u8]>, (u32, u32)>) {
         let old = self.table.load_full();
         enum Pick {
