@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Longest value cached (bytes).
 pub const MAX_VALUE_LEN: usize = 256;
@@ -255,10 +255,43 @@ impl ValueEntry {
     }
 }
 
-/// The immutable lookup table of one window.
+/// The immutable lookup table of one window: the entries, found by their bytes
+/// (each entry is its own key, so a rebuild that keeps it copies no bytes).
 #[derive(Debug, Default)]
 struct Table {
-    map: FxHashMap<Box<[u8]>, Arc<ValueEntry>>,
+    map: FxHashSet<Keyed>,
+}
+
+/// An entry as a key of [`Table::map`]: hashed and compared by its value's bytes.
+#[derive(Debug)]
+struct Keyed(Arc<ValueEntry>);
+
+impl std::borrow::Borrow<[u8]> for Keyed {
+    fn borrow(&self) -> &[u8] {
+        &self.0.value
+    }
+}
+
+impl std::hash::Hash for Keyed {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As the borrowed `[u8]` hashes (`Borrow`'s contract).
+        self.0.value[..].hash(state);
+    }
+}
+
+impl PartialEq for Keyed {
+    fn eq(&self, other: &Keyed) -> bool {
+        self.0.value == other.0.value
+    }
+}
+
+impl Eq for Keyed {}
+
+impl std::ops::Deref for Keyed {
+    type Target = ValueEntry;
+    fn deref(&self) -> &ValueEntry {
+        &self.0
+    }
 }
 
 impl Table {
@@ -266,7 +299,7 @@ impl Table {
         if value.len() > MAX_VALUE_LEN {
             return None;
         }
-        let e = self.map.get(value).cloned()?;
+        let e = Arc::clone(&self.map.get(value)?.0);
         e.hits.fetch_add(1, Ordering::Relaxed);
         Some(e)
     }
@@ -441,6 +474,9 @@ impl ResultCache {
     /// scores (hits x cost plus half the previous score) and the candidates seen
     /// at least twice by reports x cost, best first. Every current entry is a
     /// pick: only a full table drops the lightest.
+    // A `Keyed` hashes and compares its entry's bytes, which never change; the
+    // atomics beside them are what clippy sees as mutable.
+    #[allow(clippy::mutable_key_type)]
     fn rebuild(&self, candidates: FxHashMap<Box<[u8]>, (u32, u32)>) {
         let old = self.table.load_full();
         enum Pick {
@@ -448,14 +484,14 @@ impl ResultCache {
             New(Box<[u8]>, u32),
         }
         let mut picks: Vec<(u64, Pick)> = Vec::new();
-        for e in old.map.values() {
+        for Keyed(e) in old.map.iter() {
             let hits = e.hits.swap(0, Ordering::Relaxed);
             let score = e.score.load(Ordering::Relaxed) / 2 + u64::from(hits) * u64::from(e.cost);
             e.score.store(score, Ordering::Relaxed);
             picks.push((score, Pick::Keep(Arc::clone(e))));
         }
         for (value, (count, cost)) in candidates {
-            if count >= 2 && !old.map.contains_key(&value) {
+            if count >= 2 && !old.map.contains(&value[..]) {
                 // Reports are sampled: a report stands for SAMPLE_EVERY transactions.
                 let weight = u64::from(count) * u64::from(SAMPLE_EVERY) * u64::from(cost);
                 picks.push((weight, Pick::New(value, cost)));
@@ -463,7 +499,7 @@ impl ResultCache {
         }
         picks.sort_by_key(|p| std::cmp::Reverse(p.0));
         picks.truncate(self.capacity);
-        let mut map = FxHashMap::default();
+        let mut map = FxHashSet::default();
         map.reserve(picks.len());
         for (weight, p) in picks {
             let e = match p {
@@ -476,7 +512,7 @@ impl ResultCache {
                     weight,
                 )),
             };
-            map.insert(e.value.clone(), e);
+            map.insert(Keyed(e));
         }
         self.table.store(Arc::new(Table { map }));
         self.rebuilds.fetch_add(1, Ordering::Relaxed);
@@ -767,7 +803,7 @@ mod tests {
         window(&c, &[(b"three", 50)], 2);
         assert_eq!(c.len(), 3);
         assert!(c.lookup(b"three").is_some());
-        assert!(!c.table.load().map.contains_key(&b"kept"[..]));
+        assert!(!c.table.load().map.contains(&b"kept"[..]));
     }
 
     #[test]
@@ -784,6 +820,6 @@ mod tests {
             .map(|e| e.hits.swap(0, Ordering::Relaxed));
         window(&c, &[(b"new", 5)], 2);
         assert!(c.lookup(b"new").is_some());
-        assert!(!c.table.load().map.contains_key(&b"old"[..]));
+        assert!(!c.table.load().map.contains(&b"old"[..]));
     }
 }
