@@ -345,8 +345,6 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
             for rule in &mut rules {
                 rule.prefilter = None;
             }
-        } else {
-            assign_prefilter_groups(&mut rules);
         }
         pf
     } else {
@@ -384,6 +382,9 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
             CompiledOp::GeoLookup(_) => false,
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
+    }
+    if program.prefilter.is_some() {
+        assign_prefilter_groups(&mut program.rules, options.value_cache);
     }
     assign_target_sets(&mut program.rules);
     select_tagged_rules(&mut program.rules);
@@ -437,15 +438,24 @@ fn add_deleting_scans(
 
 /// Groups prefiltered rules by (targets, transformation chain): a rule whose
 /// literals occur in none of its group's values cannot match, which one union of
-/// scan results per group and transaction tells.
-fn assign_prefilter_groups(rules: &mut [Rule]) {
+/// scan results per group and transaction tells. With the result cache
+/// (`cache`), pure rules without literals join groups too: when every value of
+/// their classes is cached and known not to match them, the step gate passes
+/// over them as over a prefiltered rule the cache rules out (run after the
+/// rules' purity is decided).
+fn assign_prefilter_groups(rules: &mut [Rule], cache: bool) {
     let mut groups: std::collections::HashMap<(String, u32), u32> =
         std::collections::HashMap::new();
     for rule in rules.iter_mut() {
         // Not over collections rules write (TX, GEO, ...): their members change
         // without new request data, so a union computed while one was still absent
-        // (no value: "no literal anywhere") would hide a later match.
-        if rule.prefilter.is_none()
+        // (no value: "no literal anywhere") would hide a later match. A rule
+        // without a prefilter bit joins a group only for the result cache's
+        // test (its union never rules it out): a pure rule, whose results the
+        // cache keeps. Not a negated one: the cache keeps the operator's result,
+        // and a value's maybe set drops a rule whose operator never matched it.
+        let admitted = rule.prefilter.is_some() || (cache && rule.pure);
+        if !admitted
             || rule.operator.negated
             || rule.targets.is_empty()
             || rule

@@ -3,10 +3,12 @@
 //! gate, 12 bytes in one array per phase).
 //!
 //! A gated rule is one whose evaluation starts with the prefilter's group test
-//! (prefiltered, in a group, not unconditional, not folded at load time; not
-//! with `Options::verify`, which evaluates what the prefilter rules out): its gate
-//! holds its group and prefilter bit, and the loop asks the group's admission
-//! (see `Transaction::group_may_match`) before anything else.
+//! (in a group, not unconditional, not folded at load time; not with
+//! `Options::verify`, which evaluates what the prefilter rules out): its gate
+//! holds its group and prefilter bit ([`NO_BIT`] for a pure rule without
+//! literals, in a group for the result cache's test alone), and the loop asks
+//! the group's admission (see `Transaction::group_may_match`) before anything
+//! else.
 //!
 //! With the Rule Result Cache, gates also mark runs of rules the cache rules out
 //! together. A rule the cached values rule out (see `Transaction::gate_rejects`)
@@ -41,9 +43,14 @@ pub struct Gate {
     pub end: u32,
     /// The rule's prefilter group.
     pub group: u32,
-    /// The rule's prefilter bit.
+    /// The rule's prefilter bit ([`NO_BIT`]: none, in a group for the result
+    /// cache's test alone).
     pub bit: u32,
 }
+
+/// [`Gate::bit`] of a rule without a prefilter bit: only the result cache's test
+/// rules it out (its group's unions never do).
+pub const NO_BIT: u32 = u32::MAX;
 
 /// The gates of a program's phases.
 #[derive(Debug, Clone, Default)]
@@ -68,7 +75,7 @@ impl StepGates {
                 && !options.verify
                 && !rule.unconditional
                 && rule.static_result.is_none();
-            gated.then_some((rule.prefilter_group?, rule.prefilter?))
+            gated.then_some((rule.prefilter_group?, rule.prefilter.unwrap_or(NO_BIT)))
         };
         // A rule's run signature: its group's class mask and XML flag.
         let signature = |step: &Step| -> Option<(&[u64], bool)> {
@@ -239,12 +246,20 @@ mod tests {
         let program = crate::Program::from_paths(&paths).unwrap();
         let runs = &program.step_gates;
         // Default options: the prefilter and the result cache on, no verification.
+        // A pure rule without literals is gated for the cache's test alone.
         let gated = |r: &crate::rule::Rule| {
-            r.prefilter.is_some()
-                && r.prefilter_group.is_some()
-                && !r.unconditional
-                && r.static_result.is_none()
+            r.prefilter_group.is_some() && !r.unconditional && r.static_result.is_none()
         };
+        let cache_only = program
+            .rules
+            .iter()
+            .filter(|r| gated(r) && r.prefilter.is_none())
+            .inspect(|r| assert!(r.pure && !r.operator.negated, "rule {}", r.id))
+            .count();
+        assert!(
+            cache_only > 20,
+            "{cache_only} rules gated for the cache alone"
+        );
         let (mut in_multi, mut rejectable, mut count) = (0, 0, 0);
         let (mut never, mut jumps) = (0, 0);
         for phase in 1..=5u8 {
@@ -311,7 +326,7 @@ mod tests {
                         let gate = runs.at(phase, k).unwrap();
                         assert_eq!(gate.end as usize, end);
                         assert_eq!(Some(gate.group), other.prefilter_group);
-                        assert_eq!(Some(gate.bit), other.prefilter);
+                        assert_eq!(gate.bit, other.prefilter.unwrap_or(super::NO_BIT));
                         assert!(gated(other));
                         assert_eq!(sig(first), sig(other), "{} and {}", first.id, other.id);
                         n += 1;

@@ -180,3 +180,93 @@ fn the_cache_takes_the_multimatch_rules_by_their_index() {
         );
     }
 }
+
+#[test]
+fn pure_rules_without_literals_are_gated_by_the_cache_alone() {
+    // No literal to prefilter `@detectSQLi`, `@detectXSS` or `@rx ^\d+$` by: they
+    // are in groups for the result cache's test alone, which passes over them
+    // when every value they read is cached and known not to match them. A
+    // negated rule is not (the cache keeps its operator's result).
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRule ARGS "@rx attack" "id:10,phase:1,pass,nolog,setvar:'tx.hits=+1'"
+SecRule ARGS "@detectSQLi" "id:20,phase:1,pass,nolog,setvar:'tx.sqli=+1'"
+SecRule ARGS "!@rx ^[a-z]+$" "id:21,phase:1,pass,nolog,setvar:'tx.odd=+1'"
+SecRule REQUEST_METHOD "@streq GET" "id:22,phase:1,pass,nolog,chain"
+    SecRule ARGS "@detectSQLi" "setvar:'tx.chained=+1'"
+SecRule ARGS "@rx ^\d+$" "id:23,phase:1,pass,nolog,setvar:'tx.digits=+1'"
+SecRule ARGS "@detectXSS" "id:24,phase:1,pass,nolog,setvar:'tx.xss=+1'"
+"#,
+    );
+    let by_id = |id: u32| {
+        p.rules
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}"))
+    };
+    let gate_of = |r: &engine::rule::Rule| {
+        let steps = &p.phases[0];
+        let at = steps
+            .iter()
+            .position(|s| *s == engine::rule::Step::Rule(r.index))
+            .unwrap_or_else(|| panic!("rule {} not a step", r.id));
+        p.step_gates.at(1, at)
+    };
+    for id in [20, 23] {
+        let r = by_id(id);
+        assert!(
+            r.prefilter.is_none() && r.prefilter_group.is_some(),
+            "rule {id}"
+        );
+        let gate = gate_of(r).unwrap_or_else(|| panic!("rule {id} has no gate"));
+        assert_eq!(gate.bit, engine::step_gates::NO_BIT, "rule {id}");
+    }
+    let negated = by_id(21);
+    assert!(negated.prefilter_group.is_none() && gate_of(negated).is_none());
+    // The chain's link: in a group, tested when the link is reached.
+    let link = p
+        .rules
+        .iter()
+        .find(|r| r.chain_id == 22 && r.id != 22)
+        .unwrap_or_else(|| panic!("rule 22's link"));
+    assert!(link.prefilter.is_none() && link.prefilter_group.is_some());
+    for i in 0..600 {
+        // Repeated values, cached as not matching any of them.
+        let tx = run(&p, "/?a=fine&b=calm");
+        for var in ["hits", "sqli", "odd", "xss", "digits", "chained"] {
+            assert_eq!(tx.tx(var), None, "{var}, request {i}");
+        }
+        // New values beside them (not cached): evaluated.
+        if i % 10 == 0 {
+            let tx = run(
+                &p,
+                &format!("/?a=fine&b=calm&c=1%27%20or%20%271%27%3D%27{i}"),
+            );
+            assert_eq!(tx.tx("sqli"), Some(&b"1"[..]), "request {i}");
+            assert_eq!(tx.tx("chained"), Some(&b"1"[..]), "request {i}");
+            assert_eq!(tx.tx("odd"), Some(&b"1"[..]), "request {i}");
+            let tx = run(&p, &format!("/?a=fine&b=calm&n={i}"));
+            assert_eq!(tx.tx("digits"), Some(&b"1"[..]), "request {i}");
+            assert_eq!(tx.tx("sqli"), None, "request {i}");
+        }
+        // Repeated values that match: their entries keep the rules.
+        if i % 7 == 0 {
+            // (No value the negated rule's operator matches: each one's
+            // cached result is the operator's miss, which is a match.)
+            let tx = run(&p, "/?x=%3Cscript%3Ealert(1)%3C/script%3E&n=42");
+            assert_eq!(tx.tx("xss"), Some(&b"1"[..]), "request {i}");
+            assert_eq!(tx.tx("odd"), Some(&b"2"[..]), "request {i}");
+            assert_eq!(tx.tx("digits"), Some(&b"1"[..]), "request {i}");
+            assert_eq!(tx.tx("sqli"), None, "request {i}");
+        }
+    }
+    // The repeated values were cached (so the checks above ran on cached values).
+    for v in [&b"fine"[..], b"calm", b"42", b"<script>alert(1)</script>"] {
+        assert!(
+            p.caches.lookup(v).is_some(),
+            "{}",
+            String::from_utf8_lossy(v)
+        );
+    }
+}

@@ -21,7 +21,10 @@
 //! reads all of the group's classes, so for the group's rules the union of all
 //! classes' maybe sets, each limited to the class's rules (`all_maybe`, made once
 //! per epoch, each value visited once: see [`crate::classes::ListPlan`]), is the
-//! union over the group's classes: one set serves every group.
+//! union over the group's classes: one set serves every group. Pure rules
+//! without literals (`@detectSQLi`, `@validateUtf8Encoding`, `@rx ^$`, ...) are
+//! in groups for this test alone: their gate's bit is
+//! [`crate::step_gates::NO_BIT`], which every union admits.
 
 use super::Transaction;
 use crate::prefilter::or_into;
@@ -109,7 +112,10 @@ impl ValueScans {
 
 impl Transaction {
     /// Whether `rule` (with prefilter bit `bit` in group `group`) may match: false
-    /// when none of its required literals occurs in any value of its group.
+    /// when none of its required literals occurs in any value of its group, or,
+    /// with the result cache, when every value of its group's classes is cached
+    /// and known not to match it (the only test for a rule without a bit,
+    /// [`crate::step_gates::NO_BIT`]).
     pub(crate) fn group_may_match(
         &mut self,
         program: &crate::Program,
@@ -138,6 +144,10 @@ impl Transaction {
         group: u32,
         bit: u32,
     ) -> bool {
+        // In a group for the result cache's test alone: no union to ask.
+        if bit == crate::step_gates::NO_BIT {
+            return true;
+        }
         if program.options.value_cache && !self.work.admission.settled {
             self.settle(program);
         }
@@ -387,10 +397,16 @@ impl Transaction {
             .iter()
             .zip(&a.nonempty)
             .any(|(m, n)| m & n != 0);
+        // With the result cache (settled: see `group_admits`), a class whose
+        // values all have entries adds its maybe sets (`all_maybe`), and its
+        // union, over no value, is empty: not made.
+        let cached = program.options.value_cache && self.work.admission.settled;
         if !unknown && any {
             for &cc in &gp.class_chains {
                 let class = program.classes.class_chains[cc as usize].class as usize;
-                if self.work.admission.nonempty[class / 64] & (1 << (class % 64)) == 0 {
+                let (w, bit) = (class / 64, 1 << (class % 64));
+                let a = &self.work.admission;
+                if a.nonempty[w] & bit == 0 || (cached && a.uncached[w] & bit == 0) {
                     continue;
                 }
                 self.class_union(program, pf, cc);

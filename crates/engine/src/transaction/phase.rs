@@ -415,9 +415,10 @@ impl Transaction {
             // No memo: nothing transformed for an earlier rule is reused.
             self.work.memo.clear();
         }
-        if let (Some(bit), Some(group), Some(pf)) =
-            (rule.prefilter, rule.prefilter_group, &program.prefilter)
-        {
+        // (A rule in a group without a prefilter bit, for the result cache's
+        // test alone: see `compile::assign_prefilter_groups`.)
+        if let (Some(group), Some(pf)) = (rule.prefilter_group, &program.prefilter) {
+            let bit = rule.prefilter.unwrap_or(crate::step_gates::NO_BIT);
             if !self.group_may_match(program, pf, rule, group, bit) {
                 if program.options.verify {
                     // Evaluate anyway: a match here is a defect of the prefilter.
