@@ -87,6 +87,9 @@ pub struct ClassPlan {
     /// Rule-index mask of the `multiMatch` rules (their cached "no match" is kept
     /// apart).
     pub multi_rules: Vec<u64>,
+    /// Rule-index mask of the negated rules (a value's maybe set keeps one while
+    /// its operator may miss the value).
+    pub negated_rules: Vec<u64>,
     /// By class chain: the prefilter bits of the rules reading it.
     pub cc_bits: Vec<Vec<u64>>,
     /// By class: the rules (by index) reading it.
@@ -170,6 +173,7 @@ impl ClassPlan {
         let rule_words = rules.len().div_ceil(64).max(1);
         let mut plan = ClassPlan {
             multi_rules: vec![0; rule_words],
+            negated_rules: vec![0; rule_words],
             ..ClassPlan::default()
         };
         let set = |words: &mut Vec<u64>, n: usize, i: usize| {
@@ -184,9 +188,14 @@ impl ClassPlan {
         let mut class_ids: HashMap<ValueClass, u32> = HashMap::new();
         let mut cc_ids: HashMap<ClassChain, u32> = HashMap::new();
         for rule in rules {
+            let i = rule.index as usize;
             if rule.multi_match {
-                let i = rule.index as usize;
                 if let Some(w) = plan.multi_rules.get_mut(i / 64) {
+                    *w |= 1 << (i % 64);
+                }
+            }
+            if rule.operator.negated {
+                if let Some(w) = plan.negated_rules.get_mut(i / 64) {
                     *w |= 1 << (i % 64);
                 }
             }

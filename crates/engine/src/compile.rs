@@ -390,10 +390,10 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     select_tagged_rules(&mut program.rules);
     let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
     program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words);
-    program.caches = std::sync::Arc::new(crate::value_cache::ResultCache::new(
-        program.rules.len(),
-        &program.classes.multi_rules,
-    ));
+    program.caches = std::sync::Arc::new(
+        crate::value_cache::ResultCache::new(program.rules.len(), &program.classes.multi_rules)
+            .with_negated(&program.classes.negated_rules),
+    );
     program.step_gates = crate::step_gates::StepGates::build(&program);
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
@@ -442,7 +442,8 @@ fn add_deleting_scans(
 /// (`cache`), pure rules without literals join groups too: when every value of
 /// their classes is cached and known not to match them, the step gate passes
 /// over them as over a prefiltered rule the cache rules out (run after the
-/// rules' purity is decided).
+/// rules' purity is decided). Negated pure rules too: see
+/// [`crate::step_gates::gate_bit`].
 fn assign_prefilter_groups(rules: &mut [Rule], cache: bool) {
     let mut groups: std::collections::HashMap<(String, u32), u32> =
         std::collections::HashMap::new();
@@ -450,13 +451,15 @@ fn assign_prefilter_groups(rules: &mut [Rule], cache: bool) {
         // Not over collections rules write (TX, GEO, ...): their members change
         // without new request data, so a union computed while one was still absent
         // (no value: "no literal anywhere") would hide a later match. A rule
-        // without a prefilter bit joins a group only for the result cache's
-        // test (its union never rules it out): a pure rule, whose results the
-        // cache keeps. Not a negated one: the cache keeps the operator's result,
-        // and a value's maybe set drops a rule whose operator never matched it.
-        let admitted = rule.prefilter.is_some() || (cache && rule.pure);
+        // without a prefilter bit, or negated, joins a group only for the result
+        // cache's test (its union never rules it out): a pure rule, whose
+        // results the cache keeps (a value's maybe set drops a negated rule
+        // when its operator matched the value). Not a negated `multiMatch`
+        // rule: the cache keeps only its "no intermediate value matched".
+        let negated = rule.operator.negated;
+        let admitted = (rule.prefilter.is_some() && !negated)
+            || (cache && rule.pure && !(negated && rule.multi_match));
         if !admitted
-            || rule.operator.negated
             || rule.targets.is_empty()
             || rule
                 .targets

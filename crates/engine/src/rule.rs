@@ -498,7 +498,9 @@ pub struct Rule {
     /// scan results decides, once per transaction, whether the rule can match at
     /// all; set for prefiltered, non-negated rules without counts that read no
     /// collection rules write ([`Var::is_rule_state`]: those change without new
-    /// request data, which the union's validity is tied to).
+    /// request data, which the union's validity is tied to), and, with the result
+    /// cache, for the other pure rules so placed (see
+    /// [`crate::step_gates::gate_bit`]).
     pub prefilter_group: Option<u32>,
     /// The rule's target list, when its values come from request data alone (see
     /// [`crate::transaction`]'s target-set cache): rules with the same list and

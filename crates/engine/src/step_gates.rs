@@ -52,6 +52,16 @@ pub struct Gate {
 /// rules it out (its group's unions never do).
 pub const NO_BIT: u32 = u32::MAX;
 
+/// The bit a grouped rule's admission tests: its prefilter bit, or [`NO_BIT`]
+/// for a rule without one and for a negated rule (the absence of its literals
+/// is a match).
+pub fn gate_bit(rule: &crate::rule::Rule) -> u32 {
+    match rule.prefilter {
+        Some(bit) if !rule.operator.negated => bit,
+        _ => NO_BIT,
+    }
+}
+
 /// The gates of a program's phases.
 #[derive(Debug, Clone, Default)]
 pub struct StepGates {
@@ -75,7 +85,7 @@ impl StepGates {
                 && !options.verify
                 && !rule.unconditional
                 && rule.static_result.is_none();
-            gated.then_some((rule.prefilter_group?, rule.prefilter.unwrap_or(NO_BIT)))
+            gated.then_some((rule.prefilter_group?, gate_bit(rule)))
         };
         // A rule's run signature: its group's class mask and XML flag.
         let signature = |step: &Step| -> Option<(&[u64], bool)> {
@@ -246,15 +256,20 @@ mod tests {
         let program = crate::Program::from_paths(&paths).unwrap();
         let runs = &program.step_gates;
         // Default options: the prefilter and the result cache on, no verification.
-        // A pure rule without literals is gated for the cache's test alone.
+        // A pure rule without literals, or negated, is gated for the cache's
+        // test alone.
         let gated = |r: &crate::rule::Rule| {
             r.prefilter_group.is_some() && !r.unconditional && r.static_result.is_none()
         };
         let cache_only = program
             .rules
             .iter()
-            .filter(|r| gated(r) && r.prefilter.is_none())
-            .inspect(|r| assert!(r.pure && !r.operator.negated, "rule {}", r.id))
+            .filter(|r| gated(r) && super::gate_bit(r) == super::NO_BIT)
+            .inspect(|r| {
+                assert!(r.pure, "rule {}", r.id);
+                assert!(r.prefilter.is_none() || r.operator.negated, "rule {}", r.id);
+                assert!(!(r.operator.negated && r.multi_match), "rule {}", r.id);
+            })
             .count();
         assert!(
             cache_only > 20,
@@ -326,7 +341,7 @@ mod tests {
                         let gate = runs.at(phase, k).unwrap();
                         assert_eq!(gate.end as usize, end);
                         assert_eq!(Some(gate.group), other.prefilter_group);
-                        assert_eq!(gate.bit, other.prefilter.unwrap_or(super::NO_BIT));
+                        assert_eq!(gate.bit, super::gate_bit(other));
                         assert!(gated(other));
                         assert_eq!(sig(first), sig(other), "{} and {}", first.id, other.id);
                         n += 1;
@@ -362,7 +377,10 @@ mod tests {
                 c
             });
         }
-        eprintln!("{count} runs, {in_multi} of {rejectable} rejectable rules in runs of 2 or more");
+        eprintln!(
+            "{count} runs, {in_multi} of {rejectable} rejectable rules in runs of 2 or more, \
+             {cache_only} gated for the result cache alone"
+        );
         assert!(count >= 20, "only {count} runs");
         assert!(never >= 20, "only {never} folded rules never match");
         assert!(jumps >= 20, "only {jumps} folded jumps are passed over");

@@ -83,6 +83,9 @@ pub struct ValueEntry {
     /// The `multiMatch` rules (by index): their maybe bit follows their own "no
     /// match" (the third array), the other rules' their result.
     multi: Arc<[u64]>,
+    /// The negated rules (by index): their maybe bit leaves when their operator
+    /// matched (the rule then does not), the other rules' when it did not.
+    negated: Arc<[u64]>,
     /// Groups captured by matching `capture` rules, allocated on first use; each
     /// slot is written once, so reads take no lock.
     captures: OnceLock<Box<[OnceLock<Captured>]>>,
@@ -101,7 +104,13 @@ const CLEAR: usize = 2;
 const MAYBE: usize = 3;
 
 impl ValueEntry {
-    fn new(value: Box<[u8]>, rules: usize, multi: Arc<[u64]>, cost: u32, score: u64) -> ValueEntry {
+    fn new(
+        value: Box<[u8]>,
+        rules: usize,
+        (multi, negated): (Arc<[u64]>, Arc<[u64]>),
+        cost: u32,
+        score: u64,
+    ) -> ValueEntry {
         let words = rules.div_ceil(64).max(1);
         ValueEntry {
             value,
@@ -110,6 +119,7 @@ impl ValueEntry {
                 .map(|i| AtomicU64::new(if i >= MAYBE * words { u64::MAX } else { 0 }))
                 .collect(),
             multi,
+            negated,
             captures: OnceLock::new(),
             hits: AtomicU32::new(0),
             score: AtomicU64::new(score),
@@ -129,6 +139,11 @@ impl ValueEntry {
     /// Whether rule `index` is a `multiMatch` rule.
     fn is_multi(&self, index: u32) -> bool {
         crate::prefilter::has(&self.multi, index)
+    }
+
+    /// Whether rule `index` is negated.
+    fn is_negated(&self, index: u32) -> bool {
+        crate::prefilter::has(&self.negated, index)
     }
 
     /// Takes rule `index` out of the maybe set (its "no match" is known).
@@ -177,7 +192,7 @@ impl ValueEntry {
             let index = id & !MULTI;
             if let (false, Some((w, m))) = (hit, self.bit(CLEAR, index)) {
                 w.fetch_or(m, Ordering::Relaxed);
-                if self.is_multi(index) {
+                if self.is_multi(index) && !self.is_negated(index) {
                     self.leave_maybe(index);
                 }
             }
@@ -187,7 +202,10 @@ impl ValueEntry {
             if let Some((w, m)) = self.bit(MATCHED, id) {
                 w.fetch_or(m, Ordering::Relaxed);
             }
-        } else if !self.is_multi(id) {
+        }
+        // The rule cannot match the value: its operator missed it, or, negated,
+        // matched it.
+        if hit == self.is_negated(id) && !self.is_multi(id) {
             self.leave_maybe(id);
         }
         if let Some((w, m)) = self.bit(KNOWN, id) {
@@ -332,6 +350,8 @@ pub struct ResultCache {
     rules: usize,
     /// The program's `multiMatch` rules (by index), for the entries' maybe sets.
     multi: Arc<[u64]>,
+    /// The program's negated rules (by index), for the entries' maybe sets.
+    negated: Arc<[u64]>,
     capacity: usize,
     table: ArcSwap<Table>,
     window: Mutex<Window>,
@@ -363,6 +383,7 @@ impl ResultCache {
         ResultCache {
             rules,
             multi: Arc::from(multi),
+            negated: Arc::from(&[][..]),
             capacity,
             table: ArcSwap::from_pointee(Table::default()),
             window: Mutex::new(Window {
@@ -375,6 +396,13 @@ impl ResultCache {
             rebuilds: AtomicU64::new(0),
             synchronous: AtomicBool::new(synchronous),
         }
+    }
+
+    /// The same cache, told which rules (a bit set by rule index) are negated:
+    /// a value's maybe set keeps those while their operator may miss it.
+    pub fn with_negated(mut self, negated: &[u64]) -> ResultCache {
+        self.negated = Arc::from(negated);
+        self
     }
 
     /// Rebuilds on the reporting thread from now on (`true`) or on a thread of
@@ -507,7 +535,7 @@ impl ResultCache {
                 Pick::New(v, cost) => Arc::new(ValueEntry::new(
                     v,
                     self.rules,
-                    Arc::clone(&self.multi),
+                    (Arc::clone(&self.multi), Arc::clone(&self.negated)),
                     cost,
                     weight,
                 )),
@@ -523,6 +551,12 @@ impl ResultCache {
     /// entries' maybe sets take it.
     pub fn is_multi_rule(&self, index: u32) -> bool {
         crate::prefilter::has(&self.multi, index)
+    }
+
+    /// Whether rule `index` is one of the program's negated rules, as the
+    /// entries' maybe sets take it.
+    pub fn is_negated_rule(&self, index: u32) -> bool {
+        crate::prefilter::has(&self.negated, index)
     }
 
     /// Entries in the table.
@@ -563,7 +597,13 @@ mod tests {
         // Rules 3, 70 and 71 (two words); 71 is a multiMatch rule.
         let mut multi = [0u64; 2];
         multi[1] |= 1 << 7;
-        let e = ValueEntry::new(b"a union b"[..].into(), 100, Arc::from(&multi[..]), 1, 0);
+        let e = ValueEntry::new(
+            b"a union b"[..].into(),
+            100,
+            (Arc::from(&multi[..]), Arc::from(&[][..])),
+            1,
+            0,
+        );
         let all = vec![u64::MAX; 2];
         let maybe = |e: &ValueEntry| {
             let mut out = vec![0u64; 2];
@@ -599,12 +639,14 @@ mod tests {
 
     proptest::proptest! {
         /// The maybe set kept as results are learned equals the one the three
-        /// result arrays define (unknown or matched for the other rules, not
-        /// known "no match" for `multiMatch` ones), whatever the order the
+        /// result arrays define (unknown or matched for the other rules, unknown
+        /// or missed for negated ones, not known "no match" for `multiMatch`
+        /// ones), whatever the order the
         /// results arrive in; each rule's results agree (they are pure).
         #[test]
         fn the_kept_maybe_set_equals_the_one_the_results_define(
             multi_bits in proptest::collection::vec(proptest::bool::ANY, 130),
+            negated_bits in proptest::collection::vec(proptest::bool::ANY, 130),
             truth in proptest::collection::vec(proptest::bool::ANY, 130),
             ops in proptest::collection::vec((0u32..130, proptest::bool::ANY), 0..300),
             mask_bits in proptest::collection::vec(proptest::bool::ANY, 130),
@@ -620,8 +662,10 @@ mod tests {
                 w
             };
             let multi = to_words(&multi_bits);
+            let negated = to_words(&negated_bits);
             let mask = to_words(&mask_bits);
-            let e = ValueEntry::new(b"v"[..].into(), 130, Arc::from(&multi[..]), 1, 0);
+            let kinds = (Arc::from(&multi[..]), Arc::from(&negated[..]));
+            let e = ValueEntry::new(b"v"[..].into(), 130, kinds, 1, 0);
             for (rule, as_multi) in ops {
                 // A multiMatch rule's results come with MULTI ids, the others'
                 // without (what the engine records), plus stray ids of the
@@ -632,11 +676,14 @@ mod tests {
                 e.maybe_into(&mut kept, &mask);
                 let mut defined = vec![0u64; words];
                 for i in 0..130u32 {
-                    let is_multi = multi_bits[i as usize];
-                    let maybe = if is_multi {
-                        e.result(i | MULTI).is_none()
-                    } else {
-                        e.result(i) != Some(false)
+                    let (is_multi, is_negated) = (multi_bits[i as usize], negated_bits[i as usize]);
+                    // The rule may match: a negated rule unless its operator
+                    // matched (a negated multiMatch rule always: not grouped).
+                    let maybe = match (is_multi, is_negated) {
+                        (true, false) => e.result(i | MULTI).is_none(),
+                        (true, true) => true,
+                        (false, false) => e.result(i) != Some(false),
+                        (false, true) => e.result(i) != Some(true),
                     };
                     if maybe && mask_bits[i as usize] {
                         defined[i as usize / 64] |= 1 << (i % 64);
@@ -649,7 +696,13 @@ mod tests {
 
     #[test]
     fn matches_of_capture_rules_are_cached_with_their_groups() {
-        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1, 0);
+        let e = ValueEntry::new(
+            b"abc"[..].into(),
+            100,
+            (Arc::from(&[][..]), Arc::from(&[][..])),
+            1,
+            0,
+        );
         let mut groups = crate::operator::Captures::default();
         let mut out = crate::operator::Captures::default();
         assert!(!e.captures_into(9, &mut out));
@@ -676,7 +729,13 @@ mod tests {
 
     #[test]
     fn entries_keep_results_by_exact_bytes() {
-        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::from(&[][..]), 1, 0);
+        let e = ValueEntry::new(
+            b"abc"[..].into(),
+            100,
+            (Arc::from(&[][..]), Arc::from(&[][..])),
+            1,
+            0,
+        );
         assert_eq!(e.result(3), None);
         e.set_result(3, true);
         e.set_result(4, false);

@@ -13,12 +13,10 @@ fn program(rules: &str) -> Arc<Program> {
         .unwrap_or_else(|e| panic!("{e}"));
     // Windows rebuilt on the reporting thread: admission is deterministic in time.
     let prog = Arc::get_mut(&mut p).unwrap_or_else(|| panic!("shared"));
-    prog.caches = Arc::new(ResultCache::with_capacity(
-        prog.rules.len(),
-        &prog.classes.multi_rules,
-        64,
-        true,
-    ));
+    prog.caches = Arc::new(
+        ResultCache::with_capacity(prog.rules.len(), &prog.classes.multi_rules, 64, true)
+            .with_negated(&prog.classes.negated_rules),
+    );
     p
 }
 
@@ -157,7 +155,7 @@ SecRule ARGS_NAMES "@rx attack" "id:11,phase:1,pass,nolog,setvar:'tx.names=+1'"
 }
 
 #[test]
-fn the_cache_takes_the_multimatch_rules_by_their_index() {
+fn the_cache_takes_the_multimatch_and_negated_rules_by_their_index() {
     // The maybe sets of a program's own cache follow each rule's kind: a
     // multiMatch rule leaves a value's set by its own "no match" only.
     let p = Program::from_str_with(
@@ -166,7 +164,8 @@ fn the_cache_takes_the_multimatch_rules_by_their_index() {
          SecRule ARGS \"@rx a\" \"id:1,phase:2,pass,t:none\"\n\
          SecRule ARGS \"@rx b\" \"id:2,phase:2,pass,t:none,t:lowercase,multiMatch\"\n\
          SecRule ARGS \"@rx c\" \"id:3,phase:2,pass,t:none\"\n\
-         SecRule ARGS \"@rx d\" \"id:4,phase:2,pass,t:urlDecodeUni,multiMatch\"\n",
+         SecRule ARGS \"@rx d\" \"id:4,phase:2,pass,t:urlDecodeUni,multiMatch\"\n\
+         SecRule ARGS \"!@rx e\" \"id:5,phase:2,pass,t:none\"\n",
         &Options::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -178,6 +177,14 @@ fn the_cache_takes_the_multimatch_rules_by_their_index() {
             "rule {}",
             r.id
         );
+        // And the negated ones (a negated rule leaves a value's set when its
+        // operator matched the value).
+        assert_eq!(
+            p.caches.is_negated_rule(r.index),
+            r.operator.negated,
+            "rule {}",
+            r.id
+        );
     }
 }
 
@@ -185,8 +192,9 @@ fn the_cache_takes_the_multimatch_rules_by_their_index() {
 fn pure_rules_without_literals_are_gated_by_the_cache_alone() {
     // No literal to prefilter `@detectSQLi`, `@detectXSS` or `@rx ^\d+$` by: they
     // are in groups for the result cache's test alone, which passes over them
-    // when every value they read is cached and known not to match them. A
-    // negated rule is not (the cache keeps its operator's result).
+    // when every value they read is cached and known not to match them; so is
+    // a negated rule, whose values' maybe sets keep it while its operator may
+    // miss them.
     let p = program(
         r#"
 SecRuleEngine On
@@ -223,7 +231,9 @@ SecRule ARGS "@detectXSS" "id:24,phase:1,pass,nolog,setvar:'tx.xss=+1'"
         assert_eq!(gate.bit, engine::step_gates::NO_BIT, "rule {id}");
     }
     let negated = by_id(21);
-    assert!(negated.prefilter_group.is_none() && gate_of(negated).is_none());
+    assert!(negated.prefilter_group.is_some());
+    let gate = gate_of(negated).unwrap_or_else(|| panic!("rule 21 has no gate"));
+    assert_eq!(gate.bit, engine::step_gates::NO_BIT);
     // The chain's link: in a group, tested when the link is reached.
     let link = p
         .rules

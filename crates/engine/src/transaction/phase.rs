@@ -418,7 +418,7 @@ impl Transaction {
         // (A rule in a group without a prefilter bit, for the result cache's
         // test alone: see `compile::assign_prefilter_groups`.)
         if let (Some(group), Some(pf)) = (rule.prefilter_group, &program.prefilter) {
-            let bit = rule.prefilter.unwrap_or(crate::step_gates::NO_BIT);
+            let bit = crate::step_gates::gate_bit(rule);
             if !self.group_may_match(program, pf, rule, group, bit) {
                 if program.options.verify {
                     // Evaluate anyway: a match here is a defect of the prefilter.
