@@ -390,10 +390,11 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     select_tagged_rules(&mut program.rules);
     let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
     program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words);
-    program.caches = std::sync::Arc::new(
-        crate::value_cache::ResultCache::new(program.rules.len(), &program.classes.multi_rules)
-            .with_negated(&program.classes.negated_rules),
-    );
+    program.caches = std::sync::Arc::new(crate::value_cache::ResultCache::new(
+        program.rules.len(),
+        &program.classes.multi_rules,
+        &program.classes.negated_rules,
+    ));
     program.step_gates = crate::step_gates::StepGates::build(&program);
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);

@@ -183,7 +183,7 @@ impl Program {
     ) -> Self {
         // Replaced by compilation once the rules' indexes and the class plan
         // (which knows the `multiMatch` rules) are made.
-        let caches = Arc::new(crate::value_cache::ResultCache::new(rules.len(), &[]));
+        let caches = Arc::new(crate::value_cache::ResultCache::new(rules.len(), &[], &[]));
         Program {
             config,
             rules,

@@ -5,8 +5,9 @@
 //! A gated rule is one whose evaluation starts with the prefilter's group test
 //! (in a group, not unconditional, not folded at load time; not with
 //! `Options::verify`, which evaluates what the prefilter rules out): its gate
-//! holds its group and prefilter bit ([`NO_BIT`] for a pure rule without
-//! literals, in a group for the result cache's test alone), and the loop asks
+//! holds its group and prefilter bit ([`NO_BIT`], see [`gate_bit`], for a pure
+//! rule without literals or negated, in a group for the result cache's test
+//! alone), and the loop asks
 //! the group's admission (see `Transaction::group_may_match`) before anything
 //! else.
 //!

@@ -367,23 +367,25 @@ thread_local! {
 
 impl ResultCache {
     /// An empty cache for a program of `rules` rules, of which those of `multi`
-    /// (a bit set by rule index) are `multiMatch` rules.
-    pub fn new(rules: usize, multi: &[u64]) -> ResultCache {
-        ResultCache::with_capacity(rules, multi, CAPACITY, false)
+    /// are `multiMatch` rules and those of `negated` negated ones (bit sets by
+    /// rule index; each value's maybe set follows each rule's kind).
+    pub fn new(rules: usize, multi: &[u64], negated: &[u64]) -> ResultCache {
+        ResultCache::with_capacity(rules, (multi, negated), CAPACITY, false)
     }
 
-    /// An empty cache of `capacity` entries; `synchronous` rebuilds on the
-    /// reporting thread (for deterministic tests).
+    /// An empty cache of `capacity` entries (the rules' kinds as for
+    /// [`ResultCache::new`]); `synchronous` rebuilds on the reporting thread
+    /// (for deterministic tests).
     pub fn with_capacity(
         rules: usize,
-        multi: &[u64],
+        (multi, negated): (&[u64], &[u64]),
         capacity: usize,
         synchronous: bool,
     ) -> ResultCache {
         ResultCache {
             rules,
             multi: Arc::from(multi),
-            negated: Arc::from(&[][..]),
+            negated: Arc::from(negated),
             capacity,
             table: ArcSwap::from_pointee(Table::default()),
             window: Mutex::new(Window {
@@ -396,13 +398,6 @@ impl ResultCache {
             rebuilds: AtomicU64::new(0),
             synchronous: AtomicBool::new(synchronous),
         }
-    }
-
-    /// The same cache, told which rules (a bit set by rule index) are negated:
-    /// a value's maybe set keeps those while their operator may miss it.
-    pub fn with_negated(mut self, negated: &[u64]) -> ResultCache {
-        self.negated = Arc::from(negated);
-        self
     }
 
     /// Rebuilds on the reporting thread from now on (`true`) or on a thread of
@@ -580,7 +575,7 @@ mod tests {
     use super::*;
 
     fn cache(capacity: usize) -> Arc<ResultCache> {
-        Arc::new(ResultCache::with_capacity(100, &[], capacity, true))
+        Arc::new(ResultCache::with_capacity(100, (&[], &[]), capacity, true))
     }
 
     /// Reports one window of transactions, the first `repeats` missing `values`.

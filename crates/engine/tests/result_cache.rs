@@ -13,10 +13,12 @@ fn program(rules: &str) -> Arc<Program> {
         .unwrap_or_else(|e| panic!("{e}"));
     // Windows rebuilt on the reporting thread: admission is deterministic in time.
     let prog = Arc::get_mut(&mut p).unwrap_or_else(|| panic!("shared"));
-    prog.caches = Arc::new(
-        ResultCache::with_capacity(prog.rules.len(), &prog.classes.multi_rules, 64, true)
-            .with_negated(&prog.classes.negated_rules),
-    );
+    prog.caches = Arc::new(ResultCache::with_capacity(
+        prog.rules.len(),
+        (&prog.classes.multi_rules, &prog.classes.negated_rules),
+        64,
+        true,
+    ));
     p
 }
 

@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_cache_table_is_taken_once_per_transaction_and_let_go_at_its_end() {
-        let cache = std::sync::Arc::new(ResultCache::with_capacity(10, &[], 8, true));
+        let cache = std::sync::Arc::new(ResultCache::with_capacity(10, (&[], &[]), 8, true));
         let mut data = Data::default();
         let a = data.push(Var::ArgsGet, b"a", b"1");
         let b = data.push(Var::ArgsGet, b"b", b"1");

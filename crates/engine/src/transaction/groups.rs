@@ -22,8 +22,8 @@
 //! classes' maybe sets, each limited to the class's rules (`all_maybe`, made once
 //! per epoch, each value visited once: see [`crate::classes::ListPlan`]), is the
 //! union over the group's classes: one set serves every group. Pure rules
-//! without literals (`@detectSQLi`, `@validateUtf8Encoding`, `@rx ^$`, ...) are
-//! in groups for this test alone: their gate's bit is
+//! without literals (`@detectSQLi`, `@validateUtf8Encoding`, `@rx ^$`, ...) and
+//! pure negated rules are in groups for this test alone: their gate's bit is
 //! [`crate::step_gates::NO_BIT`], which every union admits.
 
 use super::Transaction;
