@@ -80,12 +80,8 @@ pub struct ValueEntry {
     /// known not to match, and the maybe set (see [`ValueEntry::maybe_into`]),
     /// which most transactions read (once per cached value): one run of words.
     bits: Box<[AtomicU64]>,
-    /// The `multiMatch` rules (by index): their maybe bit follows their own "no
-    /// match" (the third array), the other rules' their result.
-    multi: Arc<[u64]>,
-    /// The negated rules (by index): their maybe bit leaves when their operator
-    /// matched (the rule then does not), the other rules' when it did not.
-    negated: Arc<[u64]>,
+    /// The program's rule kinds, which the maybe set follows.
+    kinds: Arc<RuleKinds>,
     /// Groups captured by matching `capture` rules, allocated on first use; each
     /// slot is written once, so reads take no lock.
     captures: OnceLock<Box<[OnceLock<Captured>]>>,
@@ -95,6 +91,17 @@ pub struct ValueEntry {
     score: AtomicU64,
     /// Its processing cost when it was admitted.
     cost: u32,
+}
+
+/// Which rules' maybe bits follow which results (bit sets by rule index).
+#[derive(Debug, Default)]
+struct RuleKinds {
+    /// The `multiMatch` rules: their maybe bit follows their own "no match" (the
+    /// third array), the other rules' their result.
+    multi: Box<[u64]>,
+    /// The negated rules: their maybe bit leaves when their operator matched
+    /// (the rule then does not), the other rules' when it did not.
+    negated: Box<[u64]>,
 }
 
 /// The arrays of [`ValueEntry::bits`].
@@ -107,7 +114,7 @@ impl ValueEntry {
     fn new(
         value: Box<[u8]>,
         rules: usize,
-        (multi, negated): (Arc<[u64]>, Arc<[u64]>),
+        kinds: Arc<RuleKinds>,
         cost: u32,
         score: u64,
     ) -> ValueEntry {
@@ -118,8 +125,7 @@ impl ValueEntry {
             bits: (0..4 * words)
                 .map(|i| AtomicU64::new(if i >= MAYBE * words { u64::MAX } else { 0 }))
                 .collect(),
-            multi,
-            negated,
+            kinds,
             captures: OnceLock::new(),
             hits: AtomicU32::new(0),
             score: AtomicU64::new(score),
@@ -138,12 +144,12 @@ impl ValueEntry {
 
     /// Whether rule `index` is a `multiMatch` rule.
     fn is_multi(&self, index: u32) -> bool {
-        crate::prefilter::has(&self.multi, index)
+        crate::prefilter::has(&self.kinds.multi, index)
     }
 
     /// Whether rule `index` is negated.
     fn is_negated(&self, index: u32) -> bool {
-        crate::prefilter::has(&self.negated, index)
+        crate::prefilter::has(&self.kinds.negated, index)
     }
 
     /// Takes rule `index` out of the maybe set (its "no match" is known).
@@ -348,10 +354,8 @@ struct Window {
 #[derive(Debug)]
 pub struct ResultCache {
     rules: usize,
-    /// The program's `multiMatch` rules (by index), for the entries' maybe sets.
-    multi: Arc<[u64]>,
-    /// The program's negated rules (by index), for the entries' maybe sets.
-    negated: Arc<[u64]>,
+    /// The program's `multiMatch` and negated rules, for the entries' maybe sets.
+    kinds: Arc<RuleKinds>,
     capacity: usize,
     table: ArcSwap<Table>,
     window: Mutex<Window>,
@@ -384,8 +388,10 @@ impl ResultCache {
     ) -> ResultCache {
         ResultCache {
             rules,
-            multi: Arc::from(multi),
-            negated: Arc::from(negated),
+            kinds: Arc::new(RuleKinds {
+                multi: multi.into(),
+                negated: negated.into(),
+            }),
             capacity,
             table: ArcSwap::from_pointee(Table::default()),
             window: Mutex::new(Window {
@@ -530,7 +536,7 @@ impl ResultCache {
                 Pick::New(v, cost) => Arc::new(ValueEntry::new(
                     v,
                     self.rules,
-                    (Arc::clone(&self.multi), Arc::clone(&self.negated)),
+                    Arc::clone(&self.kinds),
                     cost,
                     weight,
                 )),
@@ -545,13 +551,13 @@ impl ResultCache {
     /// Whether rule `index` is one of the program's `multiMatch` rules, as the
     /// entries' maybe sets take it.
     pub fn is_multi_rule(&self, index: u32) -> bool {
-        crate::prefilter::has(&self.multi, index)
+        crate::prefilter::has(&self.kinds.multi, index)
     }
 
     /// Whether rule `index` is one of the program's negated rules, as the
     /// entries' maybe sets take it.
     pub fn is_negated_rule(&self, index: u32) -> bool {
-        crate::prefilter::has(&self.negated, index)
+        crate::prefilter::has(&self.kinds.negated, index)
     }
 
     /// Entries in the table.
@@ -595,7 +601,10 @@ mod tests {
         let e = ValueEntry::new(
             b"a union b"[..].into(),
             100,
-            (Arc::from(&multi[..]), Arc::from(&[][..])),
+            Arc::new(RuleKinds {
+                multi: multi.into(),
+                negated: Box::default(),
+            }),
             1,
             0,
         );
@@ -659,7 +668,7 @@ mod tests {
             let multi = to_words(&multi_bits);
             let negated = to_words(&negated_bits);
             let mask = to_words(&mask_bits);
-            let kinds = (Arc::from(&multi[..]), Arc::from(&negated[..]));
+            let kinds = Arc::new(RuleKinds { multi: multi.into(), negated: negated.into() });
             let e = ValueEntry::new(b"v"[..].into(), 130, kinds, 1, 0);
             for (rule, as_multi) in ops {
                 // A multiMatch rule's results come with MULTI ids, the others'
@@ -691,13 +700,7 @@ mod tests {
 
     #[test]
     fn matches_of_capture_rules_are_cached_with_their_groups() {
-        let e = ValueEntry::new(
-            b"abc"[..].into(),
-            100,
-            (Arc::from(&[][..]), Arc::from(&[][..])),
-            1,
-            0,
-        );
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::default(), 1, 0);
         let mut groups = crate::operator::Captures::default();
         let mut out = crate::operator::Captures::default();
         assert!(!e.captures_into(9, &mut out));
@@ -724,13 +727,7 @@ mod tests {
 
     #[test]
     fn entries_keep_results_by_exact_bytes() {
-        let e = ValueEntry::new(
-            b"abc"[..].into(),
-            100,
-            (Arc::from(&[][..]), Arc::from(&[][..])),
-            1,
-            0,
-        );
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::default(), 1, 0);
         assert_eq!(e.result(3), None);
         e.set_result(3, true);
         e.set_result(4, false);
