@@ -21,6 +21,10 @@ pub struct ChainTable {
     /// Per chain: the case-folded union of its transformations' scan trigger bytes
     /// (see [`Transformation::scan_triggers`]).
     scan_triggers: Vec<Option<ByteMask>>,
+    /// Per chain with a step that may change any value into any bytes (see
+    /// [`ChainTable::opaque`]): the chain before the first such step, and the
+    /// steps from it on.
+    opaque: Vec<Option<(ChainId, Box<[Transformation]>)>>,
 }
 
 impl ChainTable {
@@ -31,6 +35,7 @@ impl ChainTable {
             lookup: HashMap::new(),
             triggers: vec![Some([0; 4])],
             scan_triggers: vec![Some([0; 4])],
+            opaque: vec![None],
         }
     }
 
@@ -47,6 +52,12 @@ impl ChainTable {
                     let parent = self.scan_triggers.get(id as usize).copied().flatten();
                     let own = t.scan_triggers().map(triggers::fold_case);
                     self.scan_triggers.push(triggers::union(parent, own));
+                    let opaque = match self.opaque.get(id as usize).cloned().flatten() {
+                        Some((before, steps)) => Some((before, [&steps[..], &[t]].concat().into())),
+                        None if t.scan_triggers().is_none() => Some((id, Box::from([t]))),
+                        None => None,
+                    };
+                    self.opaque.push(opaque);
                     self.nodes.push((id, Some(t)));
                     self.lookup.insert((id, t), next);
                     next
@@ -83,6 +94,17 @@ impl ChainTable {
         (steps > 0).then_some(deleted)
     }
 
+    /// For a chain with a step that may change any value into any bytes
+    /// (`base64Decode`, `hexDecode`, ...: no scan trigger bytes, see
+    /// [`Transformation::scan_triggers`]): the chain before the first such step,
+    /// and the steps from it on, in order. `None` for other chains.
+    pub fn opaque(&self, id: ChainId) -> Option<(ChainId, &[Transformation])> {
+        self.opaque
+            .get(id as usize)?
+            .as_ref()
+            .map(|(before, steps)| (*before, &steps[..]))
+    }
+
     /// The parent chain and the last transformation of a non-empty chain.
     pub fn split_last(&self, id: ChainId) -> Option<(ChainId, Transformation)> {
         let (parent, t) = self.nodes.get(id as usize)?;
@@ -115,5 +137,29 @@ impl ChainTable {
     /// Whether only the empty chain exists.
     pub fn is_empty(&self) -> bool {
         self.nodes.len() <= 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChainTable;
+    use crate::transform::Transformation as T;
+
+    #[test]
+    fn a_chain_splits_before_its_first_step_that_may_change_any_value() {
+        let mut c = ChainTable::new();
+        let plain = c.intern(&[T::UrlDecodeUni, T::JsDecode]);
+        assert_eq!(c.opaque(plain), None);
+        let full = c.intern(&[
+            T::UrlDecodeUni,
+            T::JsDecode,
+            T::Base64Decode,
+            T::UrlDecodeUni,
+            T::JsDecode,
+        ]);
+        let (before, steps) = c.opaque(full).unwrap_or_else(|| panic!("opaque"));
+        assert_eq!(before, plain);
+        assert_eq!(steps, &[T::Base64Decode, T::UrlDecodeUni, T::JsDecode][..]);
+        assert_eq!(c.opaque(0), None);
     }
 }

@@ -374,7 +374,9 @@ fn fill_union(
 /// The prefilter bits of one value of a `multiMatch` class chain: the union of
 /// the scans of the value after every transformation of `chain` (each distinct
 /// scan once: a transformation that leaves the value as it was shares its
-/// parent's), into `out`.
+/// parent's), into `out`. From a step that may change any value into any bytes
+/// on (`base64Decode`: see [`crate::chains::ChainTable::opaque`]), the values
+/// are walked without the memo ([`TransformMemo::walk_opaque`]).
 fn value_bits(
     memo: &mut TransformMemo,
     data: &Data,
@@ -386,8 +388,15 @@ fn value_bits(
 ) {
     out.clear();
     let words = pf.scan_words();
+    out.resize(words, 0);
     let long = data.response_body_slot() == Some(slot);
     let base = &data.entry(slot).value;
+    if !long {
+        if let Some(opaque) = program.chains.opaque(chain) {
+            memo.walk_opaque(pf, &program.chains, slot, opaque, base, out);
+            chain = opaque.0;
+        }
+    }
     let mut last = None;
     loop {
         // A chain that changes the value at most in case does so at every
@@ -396,12 +405,7 @@ fn value_bits(
         let scanned = if unchanged { 0 } else { chain };
         let o = memo.scan_offset(pf, &program.chains, slot, scanned, base, long);
         if last != Some(o) {
-            let bits = memo.bits_at(o, words);
-            if last.is_none() {
-                out.extend_from_slice(bits);
-            } else {
-                or_into(out, bits);
-            }
+            or_into(out, memo.bits_at(o, words));
             last = Some(o);
         }
         match program.chains.split_last(chain) {

@@ -166,6 +166,8 @@ pub struct TransformMemo {
     /// [`crate::chains::ChainTable::deleted_bytes`]), by (slot, deleted bytes):
     /// offsets in `bits`, made without building the chain's result.
     deleting_scans: Vec<(u32, ByteMask, u32)>,
+    /// Scratch buffers of [`TransformMemo::walk_opaque`]: two values and a scan.
+    walk: (Vec<u8>, Vec<u8>, Vec<u64>),
     /// Bumped by every [`TransformMemo::clear`]: offsets into `bits` kept
     /// elsewhere are valid while it stays the same.
     clears: u64,
@@ -214,7 +216,11 @@ impl TransformMemo {
     /// Frees every result buffer larger than `max` bytes (see
     /// [`super::data::Data::trim`]) and returns the bytes still held.
     pub fn trim(&mut self, max: usize) -> usize {
-        for b in &mut self.buffers {
+        for b in self
+            .buffers
+            .iter_mut()
+            .chain([&mut self.walk.0, &mut self.walk.1])
+        {
             if b.capacity() > max {
                 *b = Vec::new();
             }
@@ -225,7 +231,9 @@ impl TransformMemo {
     /// Bytes held by the result buffers (for the pool's size bound).
     pub fn capacity_bytes(&self) -> usize {
         self.buffers.iter().map(Vec::capacity).sum::<usize>()
-            + self.bits.capacity() * 8
+            + self.walk.0.capacity()
+            + self.walk.1.capacity()
+            + (self.bits.capacity() + self.walk.2.capacity()) * 8
             + self.index.capacity_bytes()
             + self.presence.capacity() * std::mem::size_of::<Option<ByteMask>>()
     }
@@ -488,6 +496,40 @@ impl TransformMemo {
 }
 
 impl TransformMemo {
+    /// ORs into `out` (of [`crate::prefilter::Prefilter::scan_words`] words) the
+    /// scan of every value `steps` make from `(slot, before)`'s result, one step
+    /// after another, that differs from the one before it: the intermediate
+    /// values a `multiMatch` rule over the chain `before` + `steps` inspects past
+    /// `before` (see [`ChainTable::opaque`]). They are computed in two scratch
+    /// buffers and scanned without being memoised: after a step such as
+    /// `base64Decode` they are bytes no other chain gives, so the memo's links
+    /// and byte-keyed scans would cost more than they save.
+    #[allow(clippy::too_many_arguments)]
+    pub fn walk_opaque(
+        &mut self,
+        prefilter: &crate::prefilter::Prefilter,
+        chains: &ChainTable,
+        slot: u32,
+        (before, steps): (ChainId, &[crate::transform::Transformation]),
+        base: &[u8],
+        out: &mut [u64],
+    ) {
+        self.compute(chains, slot, before, base);
+        let (mut cur, mut next, mut scan) = std::mem::take(&mut self.walk);
+        cur.clear();
+        cur.extend_from_slice(self.get(chains, slot, before, base));
+        for &t in steps {
+            if t.apply(&cur, &mut next) {
+                scan.clear();
+                scan.resize(prefilter.scan_words(), 0);
+                prefilter.scan_into(&next, &mut scan);
+                crate::prefilter::or_into(out, &scan);
+                std::mem::swap(&mut cur, &mut next);
+            }
+        }
+        self.walk = (cur, next, scan);
+    }
+
     /// The long-value scan of `slot`'s raw value `base` less the bytes of
     /// `deleted`, made once per (slot, deleted bytes).
     fn deleting_scan(
