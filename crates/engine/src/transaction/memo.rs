@@ -504,7 +504,6 @@ impl TransformMemo {
     /// buffers and scanned without being memoised: after a step such as
     /// `base64Decode` they are bytes no other chain gives, so the memo's links
     /// and byte-keyed scans would cost more than they save.
-    #[allow(clippy::too_many_arguments)]
     pub fn walk_opaque(
         &mut self,
         prefilter: &crate::prefilter::Prefilter,
