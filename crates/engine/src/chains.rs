@@ -52,9 +52,11 @@ impl ChainTable {
                     let parent = self.scan_triggers.get(id as usize).copied().flatten();
                     let own = t.scan_triggers().map(triggers::fold_case);
                     self.scan_triggers.push(triggers::union(parent, own));
+                    // The parent's split, one step longer; or a split here when
+                    // this step has no scan trigger bytes.
                     let opaque = match self.opaque.get(id as usize).cloned().flatten() {
                         Some((before, steps)) => Some((before, [&steps[..], &[t]].concat().into())),
-                        None if t.scan_triggers().is_none() => Some((id, Box::from([t]))),
+                        None if own.is_none() => Some((id, Box::from([t]))),
                         None => None,
                     };
                     self.opaque.push(opaque);
