@@ -157,6 +157,42 @@ SecRule ARGS_NAMES "@rx attack" "id:11,phase:1,pass,nolog,setvar:'tx.names=+1'"
 }
 
 #[test]
+fn values_added_after_an_earlier_settle_bring_their_cached_results() {
+    // Phase 1 settles the cache's sets over the headers and the query string;
+    // phase 2 adds the body's arguments, whose cached results the rules over
+    // ARGS must then see (a repeated matching value keeps its rules).
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRequestBodyAccess On
+SecRule REQUEST_HEADERS "@rx attack" "id:10,phase:1,pass,nolog,setvar:'tx.head=+1'"
+SecRule ARGS "@rx attack" "id:20,phase:2,pass,nolog,setvar:'tx.hits=+1'"
+SecRule ARGS "@rx attack" "id:21,phase:2,pass,nolog,t:lowercase,setvar:'tx.lower=+1'"
+"#,
+    );
+    let post = |body: &str| {
+        let mut tx = Transaction::new(Arc::clone(&p), &Connection::default());
+        tx.process_uri("/?q=calm", "POST", "HTTP/1.1");
+        tx.add_request_header(b"Content-Type", b"application/x-www-form-urlencoded");
+        tx.process_request_headers();
+        tx.append_request_body(body.as_bytes());
+        tx.process_request_body();
+        tx
+    };
+    for i in 0..600 {
+        let tx = post("a=fine&b=calm");
+        assert_eq!(tx.tx("head"), None, "request {i}");
+        assert_eq!(tx.tx("hits"), None, "request {i}");
+        let tx = post("a=fine&b=attack");
+        assert_eq!(tx.tx("hits"), Some(&b"1"[..]), "request {i}");
+        assert_eq!(tx.tx("lower"), Some(&b"1"[..]), "request {i}");
+    }
+    // The body's values were cached (so the checks above ran on cached values).
+    assert!(p.caches.lookup(b"attack").is_some());
+    assert!(p.caches.lookup(b"fine").is_some());
+}
+
+#[test]
 fn the_cache_takes_the_multimatch_and_negated_rules_by_their_index() {
     // The maybe sets of a program's own cache follow each rule's kind: a
     // multiMatch rule leaves a value's set by its own "no match" only.

@@ -62,12 +62,19 @@ pub(crate) struct Admission {
     /// The union of every class's maybe set, each limited to the class's rules
     /// (rules by index).
     all_maybe: Vec<u64>,
+    /// The lists' parts ORed into `all_maybe` and `list_uncached` in this
+    /// transaction: per arena list of the plan, the version of the part (`None`:
+    /// not in them). Settles add the parts of the lists that changed since.
+    list_parts: Vec<Option<u64>>,
+    /// The union of the lists' `uncached` classes over those parts.
+    list_uncached: Vec<u64>,
 }
 
 impl Admission {
     /// Marks it as not computed (keeping its buffers).
     pub(crate) fn forget(&mut self) {
         self.generation = None;
+        self.list_parts.clear();
     }
 
     /// Heap bytes held (for the pool's size bound).
@@ -79,6 +86,8 @@ impl Admission {
             * 8
             + self.groups.capacity() * 16
             + (self.nonempty.capacity() + self.unknown.capacity()) * 8
+            + self.list_parts.capacity() * 16
+            + self.list_uncached.capacity() * 8
     }
 }
 
@@ -184,41 +193,16 @@ impl Transaction {
     ) -> Option<usize> {
         let pf = program.prefilter.as_ref()?;
         self.refresh_admission(program, pf);
-        let cached_out = self.gated_out(program, pf, idx, gate)?;
+        let covered = program.options.value_cache && self.cache_covers(program, gate.group);
+        let cached_out = covered && !crate::prefilter::has(&self.work.admission.all_maybe, idx);
+        if !cached_out && self.group_admits(program, pf, idx, gate.group, gate.bit) {
+            return None;
+        }
         if !bulk {
             return Some(i + 1);
         }
-        let mut j = i + 1;
-        if cached_out {
-            let end = gate.end as usize;
-            let all = &self.work.admission.all_maybe;
-            while j < end {
-                if let crate::rule::Step::Rule(r) = steps[j] {
-                    if crate::prefilter::has(all, r) {
-                        break;
-                    }
-                }
-                j += 1;
-            }
-        }
-        Some(self.pass_over(program, (phase, steps), j))
-    }
-
-    /// Whether the gated rule `idx` (gate `gate`) is ruled out: `Some(true)` by
-    /// the result cache's check, `Some(false)` by its group's unions, `None` when
-    /// it may match. The admission must be current.
-    #[inline]
-    fn gated_out(
-        &mut self,
-        program: &crate::Program,
-        pf: &Prefilter,
-        idx: crate::rule::RuleIdx,
-        gate: crate::step_gates::Gate,
-    ) -> Option<bool> {
-        if program.options.value_cache && self.cache_rules_out(program, idx, gate.group) {
-            return Some(true);
-        }
-        (!self.group_admits(program, pf, idx, gate.group, gate.bit)).then_some(false)
+        let run = (gate.end as usize, covered);
+        Some(self.pass_over_in_run(program, (phase, steps), i + 1, run))
     }
 
     /// From step `j` of `phase`, the first step the rule loop would do more at
@@ -234,9 +218,26 @@ impl Transaction {
         &mut self,
         program: &crate::Program,
         (phase, steps): (u8, &[crate::rule::Step]),
+        j: usize,
+    ) -> usize {
+        self.pass_over_in_run(program, (phase, steps), j, (0, false))
+    }
+
+    /// [`Transaction::pass_over`] from step `j`, which may lie inside a result-cache
+    /// run (see [`crate::step_gates`]) whose class test is known: `run` is the
+    /// run's end and whether the cached values cover its classes
+    /// ([`Transaction::cache_covers`]; `(0, false)`: none known). Every rule of a
+    /// run reads the same classes, so the test is made once per run, and each of
+    /// its rules then costs the bit tests of the maybe set and its group's union.
+    fn pass_over_in_run(
+        &mut self,
+        program: &crate::Program,
+        (phase, steps): (u8, &[crate::rule::Step]),
         mut j: usize,
+        mut run: (usize, bool),
     ) -> usize {
         let gates = &program.step_gates;
+        let cache = program.options.value_cache;
         let exit = program.ordering.early_exit[usize::from(phase - 1)].as_ref();
         // A pass may start at a folded rule, before any gated rule of the phase
         // brought the admission to the current data: its first gated rule does.
@@ -251,7 +252,30 @@ impl Transaction {
                         self.refresh_admission(program, pf);
                         current = true;
                     }
-                    if self.gated_out(program, pf, r, g).is_none() {
+                    if cache && j >= run.0 {
+                        run = (g.end as usize, self.cache_covers(program, g.group));
+                    }
+                    if run.1 {
+                        // The cached values cover the run: its rules no maybe
+                        // set holds are passed over with one bit test each.
+                        let all = &self.work.admission.all_maybe;
+                        let from = j;
+                        while j < run.0 {
+                            match steps.get(j) {
+                                Some(&crate::rule::Step::Rule(r))
+                                    if crate::prefilter::has(all, r) =>
+                                {
+                                    break
+                                }
+                                Some(_) => j += 1,
+                                None => break,
+                            }
+                        }
+                        if j > from {
+                            continue;
+                        }
+                    }
+                    if self.group_admits(program, pf, r, g.group, g.bit) {
                         break;
                     }
                 } else {
@@ -320,6 +344,19 @@ impl Transaction {
         if !self.work.admission.settled {
             self.settle(program);
         }
+        !crate::prefilter::has(&self.work.admission.all_maybe, index)
+            && self.cache_covers(program, group)
+    }
+
+    /// The part of [`Transaction::cache_rules_out`] that depends on the group's
+    /// classes alone: whether every value of group `group`'s classes is cached
+    /// and known (no class of it uncached, impure or unknown; not read through
+    /// an XML document). Settles the admission first, which must be current.
+    #[inline]
+    fn cache_covers(&mut self, program: &crate::Program, group: u32) -> bool {
+        if !self.work.admission.settled {
+            self.settle(program);
+        }
         let a = &self.work.admission;
         let Some(gp) = program.classes.groups.get(group as usize) else {
             return false;
@@ -327,7 +364,6 @@ impl Transaction {
         let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
         !gp.unclassed
             && !xml
-            && !crate::prefilter::has(&a.all_maybe, index)
             && gp
                 .class_mask
                 .iter()
@@ -339,38 +375,54 @@ impl Transaction {
     /// epoch: the classes with a value that are not pure, and the parts of every
     /// list with a value (see [`crate::classes::ListPlan`]), which is the union of
     /// every class's maybe set limited to its rules, each value visited once.
+    ///
+    /// The lists' parts accumulate over the transaction's epochs: a settle adds
+    /// the parts of the lists whose version changed since they were added (phase
+    /// 2 adds the request body's lists; the header lists' parts stay). A part
+    /// left from an earlier version of a list keeps rules or classes its values
+    /// may no longer have: the sets are then larger than exact ones, which can
+    /// only send more rules to their unions and evaluation, never rule one out.
     #[inline(never)]
     fn settle(&mut self, program: &crate::Program) {
         let plan = &program.classes;
-        let mut uncached = std::mem::take(&mut self.work.admission.uncached);
-        let mut all = std::mem::take(&mut self.work.admission.all_maybe);
-        uncached.clear();
-        uncached.resize(plan.classes.len().div_ceil(64), 0);
-        for ((u, n), i) in uncached
-            .iter_mut()
-            .zip(&self.work.admission.nonempty)
-            .zip(&plan.impure)
-        {
-            *u = n & i;
+        let a = &mut self.work.admission;
+        if a.list_parts.is_empty() {
+            a.list_parts.resize(plan.lists.len(), None);
+            a.list_uncached.clear();
+            a.list_uncached.resize(plan.classes.len().div_ceil(64), 0);
+            a.all_maybe.clear();
+            a.all_maybe.resize(plan.multi_rules.len(), 0);
         }
-        all.clear();
-        all.resize(plan.multi_rules.len(), 0);
-        for li in 0..plan.lists.len() {
-            if self.data.slots(plan.lists[li].var).is_empty() {
+        for (li, lp) in plan.lists.iter().enumerate() {
+            if self.data.slots(lp.var).is_empty() {
+                continue;
+            }
+            let version = Some(self.data.version(lp.var));
+            if self.work.admission.list_parts.get(li) == Some(&version) {
                 continue;
             }
             self.list_maybe(program, li);
+            let a = &mut self.work.admission;
             let Some(m) = self.work.list_maybes.get(li) else {
                 continue;
             };
-            or_into(&mut uncached, &m.uncached);
+            or_into(&mut a.list_uncached, &m.uncached);
             if !m.empty {
-                or_into(&mut all, &m.rules);
+                or_into(&mut a.all_maybe, &m.rules);
+            }
+            if let Some(p) = a.list_parts.get_mut(li) {
+                *p = version;
             }
         }
         let a = &mut self.work.admission;
-        a.uncached = uncached;
-        a.all_maybe = all;
+        a.uncached.clear();
+        a.uncached.extend(
+            a.nonempty
+                .iter()
+                .zip(&plan.impure)
+                .zip(&a.list_uncached)
+                .map(|((n, i), l)| (n & i) | l),
+        );
         a.settled = true;
     }
 
