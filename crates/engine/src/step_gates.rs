@@ -155,17 +155,22 @@ impl StepGates {
         let folded = |step: &Step| {
             let Step::Rule(idx) = *step else { return None };
             let rule = program.rules.get(idx as usize)?;
-            Some(rule).zip(rule.static_result.as_ref().filter(|s| s.plain))
+            Some(rule).zip(rule.static_result.as_ref())
         };
-        let never = |step: &Step| folded(step).is_some_and(|(_, s)| s.matches.is_empty());
+        // A rule folded to "never matches" has no effect whatever its actions
+        // (they run on a match; `eval_rule` returns its static result first), as
+        // long as it is not unconditional (whose actions run without a match).
+        let never = |step: &Step| {
+            folded(step).is_some_and(|(r, s)| s.matches.is_empty() && !r.unconditional)
+        };
         for (i, step) in steps.iter().enumerate() {
-            let Some((rule, result)) = folded(step) else {
-                continue;
-            };
-            if result.matches.is_empty() {
+            if never(step) {
                 passes[i] = (i + 1) as u32;
                 continue;
             }
+            let Some((rule, _)) = folded(step).filter(|(_, s)| s.plain) else {
+                continue;
+            };
             // A match without a severity that jumps to markers followed by a rule
             // that never matches: its MATCHED_VARS entry is cleared there, unread.
             let Some(target) = rule
@@ -277,25 +282,31 @@ mod tests {
             "{cache_only} rules gated for the cache alone"
         );
         let (mut in_multi, mut rejectable, mut count) = (0, 0, 0);
-        let (mut never, mut jumps) = (0, 0);
+        let (mut never, mut jumps, mut never_with_actions) = (0, 0, 0);
         for phase in 1..=5u8 {
             let steps = &program.phases[usize::from(phase - 1)];
             // The loop passes over exactly the folded rules that never match
-            // (the paranoia-level gates above the level) and the folded matches
-            // whose jump leads through markers to one of those (the gates below
-            // it).
+            // (the paranoia-level gates above the level, and rules with actions
+            // such as 949053's `setvar`, which never run) and the folded plain
+            // matches whose jump leads through markers to one of those (the
+            // gates below it).
             let folded = |k: usize| match steps.get(k) {
-                Some(&Step::Rule(r)) => program.rules[r as usize]
-                    .static_result
-                    .as_ref()
-                    .filter(|f| f.plain)
-                    .map(|f| (&program.rules[r as usize], f.matches.is_empty())),
+                Some(&Step::Rule(r)) => {
+                    let rule = &program.rules[r as usize];
+                    let f = rule.static_result.as_ref()?;
+                    if f.matches.is_empty() && !rule.unconditional {
+                        Some((rule, true))
+                    } else {
+                        f.plain.then_some((rule, false))
+                    }
+                }
                 _ => None,
             };
             for k in 0..steps.len() {
                 let want = match folded(k) {
-                    Some((_, true)) => {
+                    Some((rule, true)) => {
                         never += 1;
+                        never_with_actions += usize::from(!rule.setvars.is_empty());
                         Some(k + 1)
                     }
                     Some((rule, false)) => rule.skip_after.filter(|&t| {
@@ -384,6 +395,12 @@ mod tests {
         );
         assert!(count >= 20, "only {count} runs");
         assert!(never >= 20, "only {never} folded rules never match");
+        // The blocking evaluation's score sums above the paranoia level (949053,
+        // 949153, 959053, ...): folded, never matching, with a `setvar`.
+        assert!(
+            never_with_actions >= 10,
+            "only {never_with_actions} folded rules with actions never match"
+        );
         assert!(jumps >= 20, "only {jumps} folded jumps are passed over");
         assert!(
             in_multi * 2 > rejectable,
