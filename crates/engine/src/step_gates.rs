@@ -27,10 +27,12 @@
 //! beyond clearing MATCHED_VARS (see `Transaction::pass_over`): gated rules their
 //! admissions rule out, markers and load-time removals (no `skip` is pending),
 //! and the steps [`StepGates::pass`] gives: rules folded at load time that never
-//! match (a paranoia-level gate above the level), and folded matches whose only
-//! effects are a MATCHED_VARS entry that is cleared before anything reads it and a
-//! jump (a gate below the level: `skipAfter` to its file's end marker, where the
-//! next file's first gate never matches).
+//! match, whatever their actions, which then never run (a paranoia-level gate
+//! above the level; an anomaly-score sum above it, such as 949053's `setvar`),
+//! unless unconditional, and plain folded matches whose only effects are a
+//! MATCHED_VARS entry that is cleared before anything reads it and a jump (a gate
+//! below the level: `skipAfter` to its file's end marker, where the next file's
+//! first gate never matches).
 
 use crate::rule::Step;
 use crate::Program;
