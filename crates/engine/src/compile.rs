@@ -399,6 +399,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     if options.early_exit {
         program.ordering.early_exit = crate::ordering::early_exit::analyse(&program);
     }
+    crate::step_gates::StepGates::attach_stops(&mut program);
     crate::prologue::attach(program)
 }
 

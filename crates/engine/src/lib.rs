@@ -33,6 +33,7 @@ pub mod prologue;
 pub mod prune;
 pub mod rule;
 pub mod step_gates;
+pub mod step_stops;
 pub mod transaction;
 pub mod transform;
 pub mod value_cache;

@@ -72,6 +72,9 @@ pub struct StepGates {
     /// Per phase and step: where the loop goes on from when it passes over the
     /// step with no effect but clearing MATCHED_VARS ([`NO_PASS`]: it cannot).
     passes: [Vec<u32>; 5],
+    /// Per phase: what the rule loop's stop mask is made from (see
+    /// [`crate::step_stops`]); empty without the prefilter.
+    stops: [crate::step_stops::StopPlan; 5],
 }
 
 /// A step the loop cannot pass over (see [`StepGates::pass`]).
@@ -145,6 +148,42 @@ impl StepGates {
             }
         }
         out
+    }
+
+    /// Makes the stop plans (see [`crate::step_stops`]) of `program`, whose
+    /// gates are built (and early exits analysed): none without the prefilter.
+    pub fn attach_stops(program: &mut Program) {
+        let Some(pf) = program.prefilter.as_ref() else {
+            return;
+        };
+        let gates = &program.step_gates;
+        let plans: Vec<_> = (0..5)
+            .map(|p| {
+                crate::step_stops::StopPlan::build(
+                    &program.phases[p],
+                    &crate::step_stops::reachable(program, p),
+                    |i| gates.at(p as u8 + 1, i),
+                    |i| gates.pass(p as u8 + 1, i),
+                    program.rules.len(),
+                    pf.words() * 64,
+                    |g| {
+                        let gp = program.classes.groups.get(g as usize)?;
+                        Some((gp.unclassed, gp.xml, gp.class_mask.clone()))
+                    },
+                )
+            })
+            .collect();
+        for (slot, plan) in program.step_gates.stops.iter_mut().zip(plans) {
+            *slot = plan;
+        }
+    }
+
+    /// The stop plan of phase `phase` (1-5); `None` without the prefilter.
+    #[inline]
+    pub fn stops(&self, phase: u8) -> Option<&crate::step_stops::StopPlan> {
+        self.stops
+            .get(usize::from(phase).wrapping_sub(1))
+            .filter(|p| !p.fixed.is_empty() || !p.groups.is_empty())
     }
 
     /// The passes of one phase's steps (see [`StepGates::pass`]); none with

@@ -288,5 +288,6 @@ pub fn apply(program: &mut Program, plan: &OrderPlan) -> Result<usize, ApplyErro
     }
     // Moved rules may join or split runs.
     program.step_gates = crate::step_gates::StepGates::build(program);
+    crate::step_gates::StepGates::attach_stops(program);
     Ok(plan.moved())
 }

@@ -77,6 +77,38 @@ impl Admission {
         self.list_parts.clear();
     }
 
+    /// The epoch (bumped with each data generation it is made for).
+    #[inline]
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Whether group `g`'s union is unknown (the group merged in this epoch).
+    #[inline]
+    pub(crate) fn group_unknown(&self, g: u32) -> bool {
+        self.groups.get(g as usize).is_none_or(|&(_, u)| u)
+    }
+
+    /// With the result cache, settled: the classes a group must not read for
+    /// the cached values to cover it (uncached or unknown), into `out`.
+    #[inline]
+    pub(crate) fn uncovering_classes(&self, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(self.uncached.iter().zip(&self.unknown).map(|(u, k)| u | k));
+    }
+
+    /// The admitted prefilter bits.
+    #[inline]
+    pub(crate) fn admitted_bits(&self) -> &[u64] {
+        &self.bits
+    }
+
+    /// With the result cache, settled: the rules some class's maybe set holds.
+    #[inline]
+    pub(crate) fn maybe_rules(&self) -> &[u64] {
+        &self.all_maybe
+    }
+
     /// Heap bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
         (self.bits.capacity()
@@ -160,6 +192,22 @@ impl Transaction {
         if program.options.value_cache && !self.work.admission.settled {
             self.settle(program);
         }
+        self.ensure_group_admitted(program, pf, group);
+        let a = &self.work.admission;
+        a.groups[group as usize].1
+            || crate::prefilter::has(&a.bits, bit)
+            || (program.options.value_cache && crate::prefilter::has(&a.all_maybe, index))
+    }
+
+    /// Merges group `group` into the admission unless done in this epoch (with
+    /// the result cache, the admission is settled).
+    #[inline]
+    pub(super) fn ensure_group_admitted(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        group: u32,
+    ) {
         let a = &mut self.work.admission;
         let g = group as usize;
         if a.groups.len() <= g {
@@ -168,10 +216,15 @@ impl Transaction {
         if a.groups[g].0 != a.epoch {
             self.admit_group(program, pf, g);
         }
-        let a = &self.work.admission;
-        a.groups[g].1
-            || crate::prefilter::has(&a.bits, bit)
-            || (program.options.value_cache && crate::prefilter::has(&a.all_maybe, index))
+    }
+
+    /// Settles the admission (see [`Transaction::settle`]) unless done in this
+    /// epoch; it must be current.
+    #[inline]
+    pub(super) fn settle_admission(&mut self, program: &crate::Program) {
+        if !self.work.admission.settled {
+            self.settle(program);
+        }
     }
 
     /// For the gated rule `idx` at step `i` of `phase` (see [`crate::step_gates`]):
@@ -296,7 +349,7 @@ impl Transaction {
 
     /// Starts the admission afresh when the request data changed.
     #[inline]
-    fn refresh_admission(&mut self, program: &crate::Program, pf: &Prefilter) {
+    pub(super) fn refresh_admission(&mut self, program: &crate::Program, pf: &Prefilter) {
         let generation = self.data.generation();
         if self.work.admission.generation != Some(generation) {
             self.new_admission(program, pf, generation);
@@ -353,7 +406,7 @@ impl Transaction {
     /// and known (no class of it uncached, impure or unknown; not read through
     /// an XML document). Settles the admission first, which must be current.
     #[inline]
-    fn cache_covers(&mut self, program: &crate::Program, group: u32) -> bool {
+    pub(super) fn cache_covers(&mut self, program: &crate::Program, group: u32) -> bool {
         if !self.work.admission.settled {
             self.settle(program);
         }

@@ -21,6 +21,7 @@ mod phase;
 pub(crate) use phase::parse_int;
 mod pool;
 mod resolve;
+mod stops;
 mod targets;
 
 pub(crate) use resolve::{is_scalar, is_stored};

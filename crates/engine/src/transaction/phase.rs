@@ -227,9 +227,24 @@ impl Transaction {
                 i += 1;
                 continue;
             }
-            // A folded rule the loop can pass over (see `StepGates::pass`): with
-            // the steps after it that would only clear MATCHED_VARS too.
-            if bulk
+            // The main loop at a gated rule or a folded rule it can pass over:
+            // the next step it must do more at, by the stop mask (see
+            // `transaction/stops.rs`).
+            let main = bulk && !removals && self.profile.is_none();
+            let gated = program.step_gates.at(phase, i).is_some();
+            if main
+                && program.prefilter.is_some()
+                && (gated || program.step_gates.pass(phase, i).is_some())
+            {
+                let next = self.next_stop(program, (phase, steps), i);
+                #[cfg(debug_assertions)]
+                self.check_stop(program, (phase, steps), (i, idx), next);
+                if next > i {
+                    self.state.matched_vars.clear();
+                    i = next;
+                    continue;
+                }
+            } else if bulk
                 && !removals
                 && self.profile.is_none()
                 && program.step_gates.pass(phase, i).is_some()
@@ -242,7 +257,8 @@ impl Transaction {
                 }
             }
             if let Some(gate) = program.step_gates.at(phase, i) {
-                if self.profile.is_none() {
+                // The stop mask found the rule may match.
+                if self.profile.is_none() && !(main && program.prefilter.is_some()) {
                     let bulk = bulk && !removals;
                     if let Some(next) =
                         self.gate_rejects(program, (phase, steps), (i, idx), gate, bulk)

@@ -62,6 +62,7 @@ pub(crate) struct WorkSet {
     pub vbuf: Vec<u8>,
     pub tbuf: Vec<u8>,
     pub admission: Admission,
+    pub stops: super::stops::Stops,
     pub setvar_buf: Vec<u8>,
     pub setvar_key: Vec<u8>,
     pub bits_buf: Vec<u64>,
@@ -82,6 +83,7 @@ impl WorkSet {
         self.vbuf.clear();
         self.tbuf.clear();
         self.admission.forget();
+        self.stops.forget();
         for t in &mut self.target_sets {
             t.forget();
         }
@@ -110,6 +112,7 @@ impl WorkSet {
             + self.setvar_key.capacity()
             + self.bits_buf.capacity() * 8
             + self.admission.capacity_bytes()
+            + self.stops.capacity_bytes()
             + self
                 .target_sets
                 .iter()
