@@ -184,6 +184,13 @@ impl StopPlan {
             .filter(|&s| s != NO_STEP)
     }
 
+    /// Whether a group has a gated step with a prefilter bit (only then is its
+    /// union asked).
+    #[inline]
+    pub fn has_bits(&self, g: &PhaseGroup) -> bool {
+        g.len > g.nobit
+    }
+
     /// A group's gated steps: all of them, or only those without a prefilter bit.
     #[inline]
     pub fn group_steps(&self, g: &PhaseGroup, all: bool) -> &[u32] {
@@ -343,6 +350,7 @@ mod tests {
         let g4 = plan.groups[1];
         assert_eq!(plan.group_steps(&g4, false), &[4]);
         assert_eq!(plan.group_steps(&g4, true), &[4, 0]);
+        assert!(plan.has_bits(&g4) && plan.has_bits(&plan.groups[0]));
         assert_eq!(plan.group_steps(&plan.groups[0], false), &[] as &[u32]);
         // Group 2 has no plan: unclassed, with an empty mask.
         assert!(plan.groups[0].unclassed && !g4.unclassed && g4.xml);

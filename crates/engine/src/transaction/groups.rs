@@ -83,10 +83,13 @@ impl Admission {
         self.epoch
     }
 
-    /// Whether group `g`'s union is unknown (the group merged in this epoch).
+    /// Whether group `g`'s union is unknown (also when the group is not merged
+    /// in this epoch).
     #[inline]
     pub(crate) fn group_unknown(&self, g: u32) -> bool {
-        self.groups.get(g as usize).is_none_or(|&(_, u)| u)
+        self.groups
+            .get(g as usize)
+            .is_none_or(|&(e, u)| e != self.epoch || u)
     }
 
     /// With the result cache, settled: the classes a group must not read for

@@ -141,9 +141,10 @@ impl Transaction {
         }
         self.work.stops.blocked = blocked;
         // A group the cached values cover needs no union: its rules stop only
-        // by their maybe sets.
+        // by their maybe sets. Nor does one whose rules have no prefilter bit
+        // (every union admits them).
         for (pg, &c) in plan.groups.iter().zip(&covered) {
-            if !c {
+            if !c && plan.has_bits(pg) {
                 self.ensure_group_admitted(program, pf, pg.group);
             }
         }
@@ -156,7 +157,8 @@ impl Transaction {
                 continue;
             }
             // Unknown: every gated rule; otherwise those without a bit to test.
-            for &s in plan.group_steps(pg, a.group_unknown(pg.group)) {
+            let unknown = plan.has_bits(pg) && a.group_unknown(pg.group);
+            for &s in plan.group_steps(pg, unknown) {
                 set(&mut mask, s);
             }
         }
