@@ -287,7 +287,54 @@ pub fn next_set(mask: &[u64], from: usize, len: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)] // tests fail by panicking
+
     use super::*;
+
+    /// The steps of phase 1 with the rule ids (0 for a marker or removal).
+    fn phase_ids(program: &crate::Program) -> Vec<u32> {
+        program.phases[0]
+            .iter()
+            .map(|s| match *s {
+                Step::Rule(idx) => program.rules[idx as usize].id,
+                _ => 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn steps_behind_a_jump_that_always_happens_are_not_reachable() {
+        // Rule 2 is folded to a match at load time (TX:pl is 1) and jumps over
+        // rule 3; rule 5 may or may not jump, so rule 6 stays reachable.
+        let rules = "SecRuleEngine On\n\
+            SecAction \"id:1,phase:1,pass,nolog,setvar:tx.pl=1\"\n\
+            SecRule TX:pl \"@lt 2\" \"id:2,phase:1,pass,nolog,skipAfter:END-A\"\n\
+            SecRule ARGS \"@rx evil\" \"id:3,phase:1,pass,log\"\n\
+            SecMarker END-A\n\
+            SecRule ARGS \"@rx good\" \"id:4,phase:1,pass,log\"\n\
+            SecRule ARGS \"@rx jump\" \"id:5,phase:1,pass,nolog,skipAfter:END-B\"\n\
+            SecRule ARGS \"@rx other\" \"id:6,phase:1,pass,log\"\n\
+            SecMarker END-B\n";
+        let options = crate::Options::parse("prune,prefilter").unwrap();
+        let program = crate::Program::from_str_with("r.conf", rules, &options).unwrap();
+        let ids = phase_ids(&program);
+        let reach = reachable(&program, 0);
+        let reached: Vec<u32> = ids
+            .iter()
+            .zip(&reach)
+            .filter(|(&id, &r)| r && id != 0)
+            .map(|(&id, _)| id)
+            .collect();
+        assert_eq!(reached, vec![1, 2, 4, 5, 6], "steps {ids:?}");
+        // Without pre-pruning nothing is folded: every step is reachable.
+        let plain = crate::Program::from_str_with(
+            "r.conf",
+            rules,
+            &crate::Options::parse("prefilter").unwrap(),
+        )
+        .unwrap();
+        assert!(reachable(&plain, 0).iter().all(|&r| r));
+    }
 
     #[test]
     fn the_next_set_bit_is_found_across_words_and_never_past_the_end() {
