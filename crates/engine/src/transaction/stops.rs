@@ -6,11 +6,14 @@
 //! (debug builds check every pass against them).
 //!
 //! The mask is made when a pass first needs it for the phase and the admission's
-//! epoch: every group with a gated rule in the phase is admitted then, not when
-//! its first rule is reached. A group's union depends only on the request data,
-//! which stay the same through the epoch, so its bits are the ones a later
-//! admission would give; a phase that ends early has merged groups it would not
-//! have reached (work, not a different result).
+//! epoch: every group with a reachable gated rule with a prefilter bit in the
+//! phase (see [`crate::step_stops::reachable`]) is merged then, unless the cached
+//! values cover it, not when its first rule is reached. A group's union depends
+//! only on the request data, which stay the same through the epoch, so its bits
+//! are the ones a later merge would give; a phase that ends early has merged
+//! groups it would not have reached (work, not a different result). The
+//! prologue's segment, `ctl` removals and profiled runs keep the step-by-step
+//! tests.
 
 use super::Transaction;
 use crate::prefilter::Prefilter;
