@@ -92,12 +92,20 @@ impl Admission {
             .is_none_or(|&(e, u)| e != self.epoch || u)
     }
 
-    /// With the result cache, settled: the classes a group must not read for
-    /// the cached values to cover it (uncached or unknown), into `out`.
+    /// With the result cache, settled: whether the cached values cover a group
+    /// that is `(unclassed, read through an XML document)` and reads the classes
+    /// of `class_mask` — every value of them cached and known.
     #[inline]
-    pub(crate) fn uncovering_classes(&self, out: &mut Vec<u64>) {
-        out.clear();
-        out.extend(self.uncached.iter().zip(&self.unknown).map(|(u, k)| u | k));
+    pub(crate) fn covers(
+        &self,
+        (unclassed, read_as_xml): (bool, bool),
+        class_mask: &[u64],
+    ) -> bool {
+        !(unclassed || read_as_xml)
+            && class_mask
+                .iter()
+                .zip(self.uncached.iter().zip(&self.unknown))
+                .all(|(m, (u, k))| m & (u | k) == 0)
     }
 
     /// The admitted prefilter bits.
@@ -192,8 +200,8 @@ impl Transaction {
         if bit == crate::step_gates::NO_BIT {
             return true;
         }
-        if program.options.value_cache && !self.work.admission.settled {
-            self.settle(program);
+        if program.options.value_cache {
+            self.settle_admission(program);
         }
         self.ensure_group_admitted(program, pf, group);
         let a = &self.work.admission;
@@ -397,9 +405,7 @@ impl Transaction {
         index: crate::rule::RuleIdx,
         group: u32,
     ) -> bool {
-        if !self.work.admission.settled {
-            self.settle(program);
-        }
+        self.settle_admission(program);
         !crate::prefilter::has(&self.work.admission.all_maybe, index)
             && self.cache_covers(program, group)
     }
@@ -409,22 +415,15 @@ impl Transaction {
     /// and known (no class of it uncached, impure or unknown; not read through
     /// an XML document). Settles the admission first, which must be current.
     #[inline]
-    pub(super) fn cache_covers(&mut self, program: &crate::Program, group: u32) -> bool {
-        if !self.work.admission.settled {
-            self.settle(program);
-        }
-        let a = &self.work.admission;
+    fn cache_covers(&mut self, program: &crate::Program, group: u32) -> bool {
+        self.settle_admission(program);
         let Some(gp) = program.classes.groups.get(group as usize) else {
             return false;
         };
-        let xml = gp.xml && (self.xml.is_some() || self.xml_failed);
-        !gp.unclassed
-            && !xml
-            && gp
-                .class_mask
-                .iter()
-                .zip(a.uncached.iter().zip(&a.unknown))
-                .all(|(m, (u, k))| m & (u | k) == 0)
+        let xml = self.xml.is_some() || self.xml_failed;
+        self.work
+            .admission
+            .covers((gp.unclassed, gp.xml && xml), &gp.class_mask)
     }
 
     /// Makes the admission's `uncached` classes and `all_maybe` rules for this

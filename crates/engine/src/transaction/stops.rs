@@ -29,8 +29,6 @@ pub(crate) struct Stops {
     mask: Vec<u64>,
     /// Per group of the phase (in plan order): the cached values cover it.
     covered: Vec<bool>,
-    /// The classes a covered group may not read (a buffer).
-    blocked: Vec<u64>,
 }
 
 impl Stops {
@@ -41,7 +39,7 @@ impl Stops {
 
     /// Heap bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
-        (self.mask.capacity() + self.blocked.capacity()) * 8 + self.covered.capacity()
+        self.mask.capacity() * 8 + self.covered.capacity()
     }
 }
 
@@ -122,27 +120,18 @@ impl Transaction {
         if cache {
             self.settle_admission(program);
         }
-        // As `cache_covers` finds, per group.
+        // The result cache's class test (`Admission::covers`), per group.
         let mut covered = std::mem::take(&mut self.work.stops.covered);
         covered.clear();
-        let mut blocked = std::mem::take(&mut self.work.stops.blocked);
         if cache {
-            self.work.admission.uncovering_classes(&mut blocked);
             let xml = self.xml.is_some() || self.xml_failed;
+            let a = &self.work.admission;
             for (k, pg) in plan.groups.iter().enumerate() {
-                let mask = plan.group_mask(k);
-                // Not read through an XML document, every class known and
-                // cached.
-                let read_as_xml = pg.xml && xml;
-                covered.push(
-                    !(pg.unclassed || read_as_xml)
-                        && mask.iter().zip(&blocked).all(|(m, b)| m & b == 0),
-                );
+                covered.push(a.covers((pg.unclassed, pg.xml && xml), plan.group_mask(k)));
             }
         } else {
             covered.resize(plan.groups.len(), false);
         }
-        self.work.stops.blocked = blocked;
         // A group the cached values cover needs no union: its rules stop only
         // by their maybe sets. Nor does one whose rules have no prefilter bit
         // (every union admits them).
