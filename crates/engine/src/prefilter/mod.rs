@@ -26,6 +26,7 @@ pub(crate) mod automaton;
 pub mod bytes;
 mod few;
 mod literals;
+mod table;
 
 #[cfg(test)]
 pub(crate) use literals::restricted;
@@ -409,11 +410,11 @@ impl Prefilter {
             + self.long.as_ref().map_or(0, |l| l.ac.memory_usage())
     }
 
-    /// Whether both automata are DFAs with dense mask tables (tests).
+    /// Whether both automata are flat DFA tables, not the NFA fallback (tests).
     #[cfg(test)]
-    pub(crate) fn dense_masks(&self) -> bool {
-        self.ac.as_ref().is_some_and(Matcher::dense)
-            && self.long.as_ref().is_none_or(|l| l.ac.dense())
+    pub(crate) fn tables(&self) -> bool {
+        self.ac.as_ref().is_some_and(Matcher::is_table)
+            && self.long.as_ref().is_none_or(|l| l.ac.is_table())
     }
 
     /// Number of distinct literal prefixes of the main automaton.
