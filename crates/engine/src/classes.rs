@@ -90,8 +90,10 @@ pub struct ClassPlan {
     /// Rule-index mask of the negated rules (a value's maybe set keeps one while
     /// its operator may miss the value).
     pub negated_rules: Vec<u64>,
-    /// By class chain: the prefilter bits of the rules reading it.
-    pub cc_bits: Vec<Vec<u64>>,
+    /// By class chain: the prefilter bits of the rules reading it, as (word,
+    /// bits) pairs of its words with a bit (a chain's rules are few: a union's
+    /// admitted bits are worked out over one or two words, not every word).
+    pub cc_bits: Vec<Vec<(u32, u64)>>,
     /// By class: the rules (by index) reading it.
     pub class_rules: Vec<Vec<u64>>,
     /// Per arena list some class reads: which pure classes hold its values (see
@@ -187,6 +189,7 @@ impl ClassPlan {
         };
         let mut class_ids: HashMap<ValueClass, u32> = HashMap::new();
         let mut cc_ids: HashMap<ClassChain, u32> = HashMap::new();
+        let mut cc_bits: Vec<Vec<u64>> = Vec::new();
         for rule in rules {
             let i = rule.index as usize;
             if rule.multi_match {
@@ -253,11 +256,11 @@ impl ClassPlan {
                 };
                 let next = cc_ids.len() as u32;
                 let i = *cc_ids.entry(cc).or_insert(next);
-                if plan.cc_bits.len() <= i as usize {
-                    plan.cc_bits.resize(i as usize + 1, Vec::new());
+                if cc_bits.len() <= i as usize {
+                    cc_bits.resize(i as usize + 1, Vec::new());
                 }
                 if let Some(bit) = rule.prefilter {
-                    set(&mut plan.cc_bits[i as usize], bit_words, bit as usize);
+                    set(&mut cc_bits[i as usize], bit_words, bit as usize);
                 }
                 if !gp.class_chains.contains(&i) {
                     gp.class_chains.push(i);
@@ -295,6 +298,16 @@ impl ClassPlan {
         for (cc, i) in cc_ids {
             plan.class_chains[i as usize] = cc;
         }
+        plan.cc_bits = cc_bits
+            .iter()
+            .map(|words| {
+                (0u32..)
+                    .zip(words)
+                    .filter(|&(_, &m)| m != 0)
+                    .map(|(w, &m)| (w, m))
+                    .collect()
+            })
+            .collect();
         plan.build_lists(rule_words);
         plan.build_list_classes();
         plan

@@ -38,8 +38,9 @@ pub(crate) struct ClassUnion {
     /// ([`super::groups::NO_OFFSET`] when it is not in the memo).
     pub(crate) scans: Vec<(u32, u32)>,
     /// The prefilter bits of the class chain's rules that the union admits
-    /// (literal found, byte requirement met).
-    pub(crate) admitted: Vec<u64>,
+    /// (literal found, byte requirement met), as (word, bits) pairs of the words
+    /// with a bit.
+    pub(crate) admitted: Vec<(u32, u64)>,
 }
 
 /// A class's values screened (see the module notes).
@@ -98,7 +99,7 @@ impl ClassUnion {
     /// Bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + (self.bits.capacity() + self.scans.capacity() + self.admitted.capacity()) * 8
+            + (self.bits.capacity() + self.scans.capacity() + 2 * self.admitted.capacity()) * 8
     }
 }
 
@@ -245,22 +246,28 @@ impl Transaction {
         u.unknown = false;
         u.empty = cv.values.is_empty();
         u.scans.clear();
-        if !u.empty {
-            let scratch = (&mut work.memo, &mut work.bits_buf);
-            fill_union(scratch, &self.data, program, pf, ch, cv, u);
+        u.admitted.clear();
+        if u.empty {
+            return;
         }
-        if !u.empty {
-            u.admitted.clear();
-            u.admitted.resize(pf.words(), 0);
-            for (w, (&m, &b)) in plan.cc_bits[i].iter().zip(&u.bits).enumerate() {
-                let mut candidates = m & b;
-                while candidates != 0 {
-                    let t = candidates.trailing_zeros();
-                    candidates &= candidates - 1;
-                    if pf.admits(&u.bits, (w * 64) as u32 + t) {
-                        u.admitted[w] |= 1 << t;
-                    }
+        let scratch = (&mut work.memo, &mut work.bits_buf);
+        // The class's raw union, or the one filled in `u.bits`.
+        let bits = match fill_union(scratch, &self.data, program, pf, ch, cv, u) {
+            Union::Raw => &cv.raw,
+            Union::Filled => &u.bits,
+        };
+        for &(w, m) in plan.cc_bits.get(i).map_or(&[][..], Vec::as_slice) {
+            let mut candidates = m & bits.get(w as usize).copied().unwrap_or(0);
+            let mut admitted = 0;
+            while candidates != 0 {
+                let t = candidates.trailing_zeros();
+                candidates &= candidates - 1;
+                if pf.admits(bits, w * 64 + t) {
+                    admitted |= 1 << t;
                 }
+            }
+            if admitted != 0 {
+                u.admitted.push((w, admitted));
             }
         }
     }
@@ -317,6 +324,15 @@ impl Transaction {
     }
 }
 
+/// Which union [`fill_union`] made.
+enum Union {
+    /// No value holds a scan trigger byte of the chain: the union is the class's
+    /// raw union ([`ClassValues::raw`]), not copied.
+    Raw,
+    /// The union is in the class union's `bits`.
+    Filled,
+}
+
 /// The union of a class chain over the screened values `cv` (not empty), with the
 /// memo and a bits buffer of the work set.
 fn fill_union(
@@ -327,18 +343,17 @@ fn fill_union(
     ch: crate::classes::ClassChain,
     cv: &ClassValues,
     u: &mut ClassUnion,
-) {
+) -> Union {
     let words = pf.scan_words();
     let keep_scans = program.options.memo && !program.options.value_cache;
     let triggers = program.chains.scan_triggers(ch.chain).copied();
     // No value holds a scan trigger byte of the chain: the raw union.
     if let (true, Some(t)) = (cv.screened, triggers) {
         if triggers::disjoint(&t, &cv.bytes) {
-            u.bits.clone_from(&cv.raw);
             if keep_scans && !ch.multi {
                 u.scans.extend(cv.values.iter().map(|&(s, _, o)| (s, o)));
             }
-            return;
+            return Union::Raw;
         }
     }
     u.bits.clear();
@@ -369,6 +384,7 @@ fn fill_union(
                 .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
         }
     }
+    Union::Filled
 }
 
 /// The prefilter bits of one value of a `multiMatch` class chain: the union of

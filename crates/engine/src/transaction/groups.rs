@@ -532,7 +532,11 @@ impl Transaction {
                 }
                 if a.class_chains[i] != epoch {
                     a.class_chains[i] = epoch;
-                    or_into(&mut a.bits, &cu.admitted);
+                    for &(w, m) in &cu.admitted {
+                        if let Some(x) = a.bits.get_mut(w as usize) {
+                            *x |= m;
+                        }
+                    }
                 }
             }
         }
