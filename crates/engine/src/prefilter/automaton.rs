@@ -3,10 +3,11 @@
 //!
 //! aho-corasick builds a DFA, whose transitions and match lists are copied into a
 //! flat table of our own ([`DfaTable`]) driven by our own loop: one class lookup,
-//! one table lookup and one comparison per byte, where the crate's overlapping
-//! iterator pays its per-call search state and bookkeeping on every byte. A match
-//! state's rule bits are merged once, when the table is built: a match costs one
-//! lookup and an OR per word it touches. The crate's DFA is dropped once copied.
+//! one bounds-checked table lookup and one comparison per byte, where the crate's
+//! overlapping iterator pays its per-call search state and bookkeeping on every
+//! byte. A match state's rule bits are merged once, when the table is built: a
+//! match costs one lookup and an OR per word it touches. The crate's DFA is
+//! dropped once copied.
 //! Should the DFA exceed the builder's limits, a contiguous NFA through the
 //! crate's iterator is used.
 

@@ -30,9 +30,12 @@ pub(crate) struct ClassUnion {
     /// A value is not in the arena: the union is unknown.
     pub(crate) unknown: bool,
     /// The class has no value (without the result cache's): the union is empty
-    /// (`bits` and `admitted` are then not filled).
+    /// (`bits` is then not filled and `admitted` is empty).
     pub(crate) empty: bool,
-    /// The union of the scans (prefilter bits and presence set).
+    /// The union of the scans (prefilter bits and presence set), when
+    /// [`fill_union`] filled it; a union none of whose values holds a trigger
+    /// byte of the chain is the class's raw union, read in place, and this is
+    /// then left as it was.
     pub(crate) bits: Vec<u64>,
     /// Per value, in resolution order: its slot and the memo offset of its scan
     /// ([`super::groups::NO_OFFSET`] when it is not in the memo).
