@@ -168,18 +168,15 @@ impl DfaTable {
     /// Sets in `scan` the rule bits of every literal occurring in `bytes`.
     #[inline]
     pub(crate) fn scan(&self, bytes: impl Iterator<Item = u8>, scan: &mut [u64]) {
-        let (trans, classes, end, start) =
-            (&self.trans[..], &self.classes, self.match_end, self.start);
-        let mut s = start;
+        let start = self.start;
         // An empty literal matches before the first byte.
-        if s < end {
-            self.report(s, scan);
+        if start < self.match_end {
+            self.report(start, scan);
         }
+        let mut s = start;
+        let advance = self.stepper();
         for b in bytes {
-            s = step(trans, classes, s, b);
-            if s < end {
-                self.report(s, scan);
-            }
+            advance(&mut s, b, scan);
         }
     }
 
@@ -193,9 +190,8 @@ impl DfaTable {
     /// found twice set the same bits. So the bits equal [`DfaTable::scan`]'s over
     /// the whole value.
     pub(crate) fn scan_interleaved(&self, hay: &[u8], scan: &mut [u64]) {
-        let (trans, classes, end, start) =
-            (&self.trans[..], &self.classes, self.match_end, self.start);
-        if start < end {
+        let start = self.start;
+        if start < self.match_end {
             self.report(start, scan);
         }
         let overlap = self.max_literal.saturating_sub(1);
@@ -208,32 +204,32 @@ impl DfaTable {
         let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
         let common = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
         let (mut s0, mut s1, mut s2, mut s3) = (start, start, start, start);
+        let advance = self.stepper();
         // The common length side by side (no bounds checks: zipped slices) ...
         for (((&a, &b), &c), &d) in l0.iter().zip(l1).zip(l2).zip(l3) {
-            s0 = step(trans, classes, s0, a);
-            if s0 < end {
-                self.report(s0, scan);
-            }
-            s1 = step(trans, classes, s1, b);
-            if s1 < end {
-                self.report(s1, scan);
-            }
-            s2 = step(trans, classes, s2, c);
-            if s2 < end {
-                self.report(s2, scan);
-            }
-            s3 = step(trans, classes, s3, d);
-            if s3 < end {
-                self.report(s3, scan);
-            }
+            advance(&mut s0, a, scan);
+            advance(&mut s1, b, scan);
+            advance(&mut s2, c, scan);
+            advance(&mut s3, d, scan);
         }
         // ... then each piece's rest on its own.
         for (mut s, l) in [(s0, l0), (s1, l1), (s2, l2), (s3, l3)] {
             for &byte in l.get(common..).unwrap_or_default() {
-                s = step(trans, classes, s, byte);
-                if s < end {
-                    self.report(s, scan);
-                }
+                advance(&mut s, byte, scan);
+            }
+        }
+    }
+
+    /// One scan step: the next state from `s` on byte `b`, its masks ORed into
+    /// `scan` when it is a match state. The table, the classes and the bound are
+    /// taken into the closure once, so the loops keep them in locals.
+    #[inline(always)]
+    fn stepper(&self) -> impl Fn(&mut u32, u8, &mut [u64]) + '_ {
+        let (trans, classes, end) = (&self.trans[..], &self.classes, self.match_end);
+        move |s: &mut u32, b: u8, scan: &mut [u64]| {
+            *s = step(trans, classes, *s, b);
+            if *s < end {
+                self.report(*s, scan);
             }
         }
     }
