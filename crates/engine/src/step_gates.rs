@@ -168,7 +168,15 @@ impl StepGates {
                     pf.words() * 64,
                     |g| {
                         let gp = program.classes.groups.get(g as usize)?;
-                        Some((gp.unclassed, gp.xml, gp.class_mask.clone()))
+                        Some((
+                            gp.unclassed,
+                            gp.xml,
+                            gp.class_mask.clone(),
+                            gp.class_chains
+                                .iter()
+                                .map(|&cc| (cc, program.classes.class_chains[cc as usize].class))
+                                .collect(),
+                        ))
                     },
                 )
             })

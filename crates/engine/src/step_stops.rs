@@ -50,6 +50,12 @@ pub struct StopPlan {
     /// the other, `mask_words` each.
     group_masks: Vec<u64>,
     mask_words: usize,
+    /// The class chains of the groups with a gated step with a prefilter bit
+    /// and a plan that is not unclassed (each once, in index order), each with
+    /// its class and whether every such group holding it reads `XML`: the
+    /// chains whose unions the mask is made from (see
+    /// `Transaction::admit_phase`).
+    pub class_chains: Vec<(u32, u32, bool)>,
 }
 
 /// A group with gated rules in a phase.
@@ -78,7 +84,7 @@ impl StopPlan {
         pass_at: impl Fn(usize) -> Option<usize>,
         rules: usize,
         bits: usize,
-        group_plan: impl Fn(u32) -> Option<(bool, bool, Vec<u64>)>,
+        group_plan: impl Fn(u32) -> Option<(bool, bool, Vec<u64>, Vec<(u32, u32)>)>,
     ) -> StopPlan {
         let mut plan = StopPlan {
             fixed: vec![0; steps.len().div_ceil(64)],
@@ -135,12 +141,20 @@ impl StopPlan {
         plan.mask_words = masks
             .iter()
             .flatten()
-            .map(|(_, _, m)| m.len())
+            .map(|(_, _, m, _)| m.len())
             .max()
             .unwrap_or(0);
+        let mut chains: std::collections::BTreeMap<(u32, u32), bool> =
+            std::collections::BTreeMap::new();
         for ((group, (nobit, other)), gp) in by_group.into_iter().zip(masks) {
             // A group without a plan: as an unclassed one (never covered).
-            let (unclassed, xml, mask) = gp.unwrap_or((true, false, Vec::new()));
+            let (unclassed, xml, mask, class_chains) =
+                gp.unwrap_or((true, false, Vec::new(), Vec::new()));
+            if !unclassed && !other.is_empty() {
+                for cc in class_chains {
+                    *chains.entry(cc).or_insert(true) &= xml;
+                }
+            }
             plan.groups.push(PhaseGroup {
                 group,
                 start: plan.group_steps.len() as u32,
@@ -155,6 +169,10 @@ impl StopPlan {
             plan.group_masks.extend(mask);
             plan.group_masks.resize(at + plan.mask_words, 0);
         }
+        plan.class_chains = chains
+            .into_iter()
+            .map(|((cc, class), xml)| (cc, class, xml))
+            .collect();
         plan
     }
 
@@ -380,7 +398,8 @@ mod tests {
             6 => Some(8),
             _ => None,
         };
-        let group_plan = |g: u32| (g == 4).then(|| (false, true, vec![0b101]));
+        let group_plan =
+            |g: u32| (g == 4).then(|| (false, true, vec![0b101], vec![(7, 2), (3, 0)]));
         let plan = StopPlan::build(&steps, &[true; 7], gate, pass, 20, 3, group_plan);
         assert_eq!(plan.fixed, vec![(1 << 2) | (1 << 6)]);
         // Groups 2 and 4 are at positions 0 and 1.
@@ -403,5 +422,8 @@ mod tests {
         assert!(plan.groups[0].unclassed && !g4.unclassed && g4.xml);
         assert_eq!(plan.group_mask(0), &[0]);
         assert_eq!(plan.group_mask(1), &[0b101]);
+        // The class chains come from the group with a plan, in index order, with
+        // their classes, read through XML only.
+        assert_eq!(plan.class_chains, vec![(3, 0, true), (7, 2, true)]);
     }
 }

@@ -10,7 +10,9 @@
 //! of the chain's scan trigger bytes (see
 //! [`crate::chains::ChainTable::scan_triggers`]); a value without them has its raw
 //! scan under the chain, and a class none of whose values has them has its raw
-//! union — one copy instead of a lookup per value.
+//! union — read in place instead of a lookup per value. Otherwise the union
+//! starts from the raw union, and only the values with a trigger byte add their
+//! scans under the chain: their raw scans stay in, a superset.
 
 use super::data::Data;
 use super::memo::TransformMemo;
@@ -360,13 +362,25 @@ fn fill_union(
         }
     }
     u.bits.clear();
-    u.bits.resize(words, 0);
+    // Every value screened: the union starts from the raw union, which holds the
+    // raw scan of each value, and the values with a trigger byte of the chain add
+    // their scans under it. (Their raw scans stay in: a superset, which may keep
+    // a rule, never skip one.)
+    let screened = match (cv.screened, triggers) {
+        (true, Some(t)) => {
+            u.bits.extend_from_slice(&cv.raw);
+            Some(t)
+        }
+        _ => {
+            u.bits.resize(words, 0);
+            None
+        }
+    };
     let body = data.response_body_slot();
     for &(slot, bytes, raw) in &cv.values {
-        // This value lacks the chain's trigger bytes: its raw scan.
-        if let (true, Some(t)) = (cv.screened, triggers) {
+        // This value lacks the chain's trigger bytes: its raw scan, in already.
+        if let Some(t) = screened {
             if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
-                or_into(&mut u.bits, memo.bits_at(raw as usize, words));
                 if keep_scans && !ch.multi {
                     u.scans.push((slot, raw));
                 }

@@ -490,57 +490,137 @@ impl Transaction {
             self.work.admission.groups[g] = (epoch, true);
             return;
         };
-        let a = &self.work.admission;
-        let mut unknown = gp.unclassed
-            || (gp.xml && (self.xml.is_some() || self.xml_failed))
-            || gp
-                .class_mask
-                .iter()
-                .zip(&a.unknown)
-                .any(|(m, u)| m & u != 0);
+        let mut unknown = self.plan_unknown(gp);
         // No class of the group has a value: nothing to merge.
         let any = gp
             .class_mask
             .iter()
-            .zip(&a.nonempty)
+            .zip(&self.work.admission.nonempty)
             .any(|(m, n)| m & n != 0);
-        // With the result cache (settled: see `group_admits`), a class whose
-        // values all have entries adds its maybe sets (`all_maybe`), and its
-        // union, over no value, is empty: not made.
-        let cached = program.options.value_cache && self.work.admission.settled;
         if !unknown && any {
             for &cc in &gp.class_chains {
-                let class = program.classes.class_chains[cc as usize].class as usize;
-                let (w, bit) = (class / 64, 1 << (class % 64));
-                let a = &self.work.admission;
-                if a.nonempty[w] & bit == 0 || (cached && a.uncached[w] & bit == 0) {
-                    continue;
-                }
-                self.class_union(program, pf, cc);
-                let cu = &self.work.class_unions[cc as usize];
-                if cu.unknown {
+                if !self.merge_class_chain(program, pf, cc) {
                     unknown = true;
                     break;
-                }
-                if cu.empty {
-                    continue;
-                }
-                let a = &mut self.work.admission;
-                let i = cc as usize;
-                if a.class_chains.len() <= i {
-                    a.class_chains.resize(i + 1, 0);
-                }
-                if a.class_chains[i] != epoch {
-                    a.class_chains[i] = epoch;
-                    for &(w, m) in &cu.admitted {
-                        if let Some(x) = a.bits.get_mut(w as usize) {
-                            *x |= m;
-                        }
-                    }
                 }
             }
         }
         self.work.admission.groups[g] = (epoch, unknown);
+    }
+
+    /// Whether a group's union is unknown in this epoch whatever its classes'
+    /// unions: a target is not an arena list, reads an XML document (there is
+    /// one, or the XML processor failed) or an unset single-valued variable.
+    #[inline]
+    fn plan_unknown(&self, gp: &crate::classes::GroupPlan) -> bool {
+        gp.unclassed
+            || (gp.xml && (self.xml.is_some() || self.xml_failed))
+            || gp
+                .class_mask
+                .iter()
+                .zip(&self.work.admission.unknown)
+                .any(|(m, u)| m & u != 0)
+    }
+
+    /// Merges class chain `cc`'s admitted bits into the admission unless done in
+    /// this epoch, making its union first where needed; false when the union is
+    /// unknown. A class without a value adds nothing, nor, with the result cache
+    /// (settled: see `group_admits`), does one whose values all have entries: it
+    /// adds its maybe sets (`all_maybe`), and its union, over no value, is empty.
+    #[inline(always)]
+    fn merge_class_chain(&mut self, program: &crate::Program, pf: &Prefilter, cc: u32) -> bool {
+        let a = &self.work.admission;
+        let i = cc as usize;
+        if a.class_chains.get(i) == Some(&a.epoch) {
+            return true;
+        }
+        let class = program.classes.class_chains[i].class as usize;
+        let (w, bit) = (class / 64, 1 << (class % 64));
+        let cached = program.options.value_cache && a.settled;
+        if a.nonempty[w] & bit == 0 || (cached && a.uncached[w] & bit == 0) {
+            return true;
+        }
+        self.class_union(program, pf, cc);
+        let cu = &self.work.class_unions[i];
+        if cu.unknown {
+            return false;
+        }
+        if cu.empty {
+            return true;
+        }
+        let a = &mut self.work.admission;
+        if a.class_chains.len() <= i {
+            a.class_chains.resize(i + 1, 0);
+        }
+        a.class_chains[i] = a.epoch;
+        for &(w, m) in &cu.admitted {
+            if let Some(x) = a.bits.get_mut(w as usize) {
+                *x |= m;
+            }
+        }
+        true
+    }
+
+    /// Merges the groups of a phase's stop plan with a gated step with a
+    /// prefilter bit and not covered by the cached values (`covered`, by
+    /// position), as [`Transaction::ensure_group_admitted`] on each would, but
+    /// visiting each class chain once (see
+    /// [`crate::step_stops::StopPlan::class_chains`]) instead of once per group
+    /// holding it.
+    ///
+    /// Every class chain of such a group that is known is merged, so the group
+    /// is merged when its union is known. The chains of groups that are not
+    /// (XML, an unset single-valued variable) are merged as well, except those
+    /// only XML groups hold when their unions are unknown: their admitted bits
+    /// are those of rules reading them, which a merge of a known group holding
+    /// them would add, or of rules of unknown groups, which are evaluated
+    /// anyway. More bits may only keep a rule, never skip one. A union that is
+    /// itself unknown (never, for a class with a value) falls back to the
+    /// groups one by one.
+    ///
+    /// With the result cache, most groups are covered and most classes have no
+    /// value without an entry: the groups left are merged one by one.
+    pub(super) fn admit_phase(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        plan: &crate::step_stops::StopPlan,
+        covered: &[bool],
+    ) {
+        let xml = self.xml.is_some() || self.xml_failed;
+        let mut known = !program.options.value_cache;
+        for &(cc, class, xml_only) in plan.class_chains.iter().filter(|_| known) {
+            // A class without a value adds nothing (as `merge_class_chain`
+            // finds; tested here first).
+            if (xml && xml_only) || !crate::prefilter::has(&self.work.admission.nonempty, class) {
+                continue;
+            }
+            if !self.merge_class_chain(program, pf, cc) {
+                known = false;
+                break;
+            }
+        }
+        let epoch = self.work.admission.epoch;
+        for (pg, &c) in plan.groups.iter().zip(covered) {
+            if c || !plan.has_bits(pg) {
+                continue;
+            }
+            let g = pg.group as usize;
+            let a = &mut self.work.admission;
+            if a.groups.len() <= g {
+                a.groups.resize(g + 1, (0, false));
+            }
+            if a.groups[g].0 == epoch {
+                continue;
+            }
+            match program.classes.groups.get(g) {
+                Some(gp) if known => {
+                    let unknown = self.plan_unknown(gp);
+                    self.work.admission.groups[g] = (epoch, unknown);
+                }
+                _ => self.admit_group(program, pf, g),
+            }
+        }
     }
 
     /// Lends the per-value scans of `rule`'s group, computed for the current data,

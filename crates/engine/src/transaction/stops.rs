@@ -135,11 +135,7 @@ impl Transaction {
         // A group the cached values cover needs no union: its rules stop only
         // by their maybe sets. Nor does one whose rules have no prefilter bit
         // (every union admits them).
-        for (pg, &c) in plan.groups.iter().zip(&covered) {
-            if !c && plan.has_bits(pg) {
-                self.ensure_group_admitted(program, pf, pg.group);
-            }
-        }
+        self.admit_phase(program, pf, plan, &covered);
         let mut mask = std::mem::take(&mut self.work.stops.mask);
         mask.clear();
         mask.extend_from_slice(&plan.fixed);
