@@ -76,8 +76,9 @@ pub struct Prefilter {
     /// Byte requirements by rule bit.
     bytes: Vec<Option<ByteReq>>,
     /// Rules whose bit a scan also sets when the value holds one of their escape
-    /// bytes, with those bytes.
-    escapes: Vec<(u32, ByteMask)>,
+    /// bytes: per distinct set of escape bytes, the bits of its rules as (word,
+    /// bits) pairs (rules share sets: one test serves them all).
+    escapes: Vec<(ByteMask, Vec<(u32, u64)>)>,
     /// The union of the escape bytes.
     escape_union: ByteMask,
     /// The automaton for long values (see [`Prefilter::add_long`]).
@@ -141,11 +142,14 @@ impl Prefilter {
         let mut always = vec![0u64; (rules as usize).div_ceil(64)];
         let mut bytes: Vec<Option<ByteReq>> = vec![None; rules as usize];
         let mut useful = false;
-        let mut escapes = Vec::new();
+        let mut escapes: std::collections::BTreeMap<
+            ByteMask,
+            std::collections::BTreeMap<u32, u64>,
+        > = std::collections::BTreeMap::new();
         let mut escape_union = [0u64; 4];
         for t in tests {
             if let Some(e) = t.escape {
-                escapes.push((t.bit, e));
+                *escapes.entry(e).or_default().entry(t.bit / 64).or_default() |= 1 << (t.bit % 64);
                 for (u, x) in escape_union.iter_mut().zip(e) {
                     *u |= x;
                 }
@@ -170,7 +174,10 @@ impl Prefilter {
             rules,
             always,
             bytes,
-            escapes,
+            escapes: escapes
+                .into_iter()
+                .map(|(e, bits)| (e, bits.into_iter().collect()))
+                .collect(),
             escape_union,
             long: None,
             deleting: Vec::new(),
@@ -278,9 +285,13 @@ impl Prefilter {
 
     #[inline(never)]
     fn escape_slow(&self, presence: &ByteMask, scan: &mut [u64]) {
-        for (bit, e) in &self.escapes {
+        for (e, bits) in &self.escapes {
             if !crate::transform::triggers::disjoint(presence, e) {
-                scan[(bit / 64) as usize] |= 1 << (bit % 64);
+                for &(w, m) in bits {
+                    if let Some(x) = scan.get_mut(w as usize) {
+                        *x |= m;
+                    }
+                }
             }
         }
     }
@@ -736,6 +747,40 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(value)
             );
+        }
+    }
+
+    #[test]
+    fn rules_sharing_escape_bytes_are_admitted_together_and_alone_by_their_own() {
+        // Bits 3 and 70 (two words) share the quote escapes; bit 5 has the
+        // backslash alone. None of the values holds a literal.
+        let mask = |bytes: &[u8]| {
+            let mut m: ByteMask = [0; 4];
+            for &b in bytes {
+                m[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+            Some(m)
+        };
+        let (quotes, backslash) = (mask(b"\"'"), mask(b"\\"));
+        let test = |bit, escape| RuleTest {
+            bit,
+            literals: Some(vec![format!("word{bit}").into_bytes()]),
+            bytes: None,
+            escape,
+        };
+        let pf = Prefilter::build_tests(&[test(3, quotes), test(70, quotes), test(5, backslash)])
+            .unwrap_or_else(|| panic!("tests"));
+        let mut scan = Vec::new();
+        for (value, expected) in [
+            (&b"it's"[..], [true, true, false]),
+            (b"a \\ b", [false, false, true]),
+            (b"\"\\", [true, true, true]),
+            (b"plain", [false, false, false]),
+            (b"word5", [false, false, true]),
+        ] {
+            pf.scan(value, &mut scan);
+            let got = [3, 70, 5].map(|bit| pf.admits(&scan, bit));
+            assert_eq!(got, expected, "{}", String::from_utf8_lossy(value));
         }
     }
 
