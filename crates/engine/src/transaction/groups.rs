@@ -588,16 +588,21 @@ impl Transaction {
         covered: &[bool],
     ) {
         let xml = self.xml.is_some() || self.xml_failed;
-        let mut known = !program.options.value_cache;
-        for &(cc, class, xml_only) in plan.class_chains.iter().filter(|_| known) {
-            // A class without a value adds nothing (as `merge_class_chain`
-            // finds; tested here first).
-            if (xml && xml_only) || !crate::prefilter::has(&self.work.admission.nonempty, class) {
-                continue;
-            }
-            if !self.merge_class_chain(program, pf, cc) {
-                known = false;
-                break;
+        // Whether every class chain was merged (`false`: group by group).
+        let mut known = false;
+        if !program.options.value_cache {
+            known = true;
+            for &(cc, class, xml_only) in &plan.class_chains {
+                // A class without a value adds nothing (as `merge_class_chain`
+                // finds; tested here first).
+                let a = &self.work.admission;
+                if (xml && xml_only) || !crate::prefilter::has(&a.nonempty, class) {
+                    continue;
+                }
+                if !self.merge_class_chain(program, pf, cc) {
+                    known = false;
+                    break;
+                }
             }
         }
         let epoch = self.work.admission.epoch;
