@@ -8,12 +8,13 @@
 //! The mask is made when a pass first needs it for the phase and the admission's
 //! epoch: every group with a reachable gated rule with a prefilter bit in the
 //! phase (see [`crate::step_stops::reachable`]) is merged then, unless the cached
-//! values cover it, not when its first rule is reached. A group's union depends
-//! only on the request data, which stay the same through the epoch, so its bits
-//! are the ones a later merge would give; a phase that ends early has merged
-//! groups it would not have reached (work, not a different result). The
-//! prologue's segment, `ctl` removals and profiled runs keep the step-by-step
-//! tests.
+//! values cover it, not when its first rule is reached (without the result
+//! cache, by merging each of the phase's class chains once: see
+//! [`Transaction::admit_phase`]). A group's union depends only on the request
+//! data, which stay the same through the epoch, so its bits are the ones a later
+//! merge would give; a phase that ends early has merged groups it would not have
+//! reached (work, not a different result). The prologue's segment, `ctl`
+//! removals and profiled runs keep the step-by-step tests.
 
 use super::Transaction;
 use crate::prefilter::Prefilter;
