@@ -82,14 +82,49 @@ fn word_index() -> &'static [u16] {
 
 /// Whether `fingerprint` is in the fingerprint list, compared case-insensitively
 /// (libinjection stores the fingerprints upper-cased in its keyword table).
+///
+/// Fingerprints are at most [`super::MAX_TOKENS`] letters, so each is packed
+/// into one `u64` (see [`pack_fingerprint`]) and found by a binary search over
+/// integers; a longer input (never produced by the tokenizer) falls back to
+/// comparing strings.
 pub fn is_fingerprint(fingerprint: &[u8]) -> bool {
-    FINGERPRINTS
-        .binary_search_by(|fp| {
-            let a = fp.bytes().map(|c| c.to_ascii_uppercase());
-            let b = fingerprint.iter().map(|&c| c.to_ascii_uppercase());
-            a.cmp(b)
-        })
-        .is_ok()
+    match pack_fingerprint(fingerprint) {
+        Some(key) => packed_fingerprints().binary_search(&key).is_ok(),
+        None => FINGERPRINTS
+            .binary_search_by(|fp| {
+                let a = fp.bytes().map(|c| c.to_ascii_uppercase());
+                let b = fingerprint.iter().map(|&c| c.to_ascii_uppercase());
+                a.cmp(b)
+            })
+            .is_ok(),
+    }
+}
+
+/// Up to seven bytes, upper-cased, in the high bytes of a `u64` and the length
+/// in the low byte: equal keys exactly when the upper-cased strings are equal.
+fn pack_fingerprint(fp: &[u8]) -> Option<u64> {
+    if fp.len() > 7 {
+        return None;
+    }
+    let mut key = fp.len() as u64;
+    for (i, &b) in fp.iter().enumerate() {
+        key |= u64::from(b.to_ascii_uppercase()) << (56 - 8 * i);
+    }
+    Some(key)
+}
+
+/// The packed keys of every fingerprint of [`FINGERPRINTS`] that packs, sorted.
+fn packed_fingerprints() -> &'static [u64] {
+    static PACKED: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    PACKED.get_or_init(|| {
+        let mut keys: Vec<u64> = FINGERPRINTS
+            .iter()
+            .filter_map(|fp| pack_fingerprint(fp.as_bytes()))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    })
 }
 
 /// C `cstrcasecmp(key, value, value.len()) == 0`: the value equals the upper-case key.
@@ -117,6 +152,38 @@ mod tests {
         assert!(is_fingerprint(b"1UE"));
         assert!(!is_fingerprint(b""));
         assert!(!is_fingerprint(b"zzzzz"));
+    }
+
+    /// The packed lookup answers as the string binary search for every
+    /// fingerprint, its lower-case form, its prefixes and one-letter extensions.
+    #[test]
+    fn packed_fingerprints_agree_with_the_string_search() {
+        let search = |fp: &[u8]| {
+            FINGERPRINTS
+                .binary_search_by(|key| {
+                    let a = key.bytes().map(|c| c.to_ascii_uppercase());
+                    a.cmp(fp.iter().map(|&c| c.to_ascii_uppercase()))
+                })
+                .is_ok()
+        };
+        let mut checked = 0;
+        for fp in FINGERPRINTS.iter() {
+            let upper = fp.as_bytes().to_vec();
+            let lower = fp.to_ascii_lowercase().into_bytes();
+            let mut probes = vec![upper.clone(), lower];
+            probes.extend((0..upper.len()).map(|n| upper[..n].to_vec()));
+            for extra in [b'1', b'k', b'\0', 0xff] {
+                let mut longer = upper.clone();
+                longer.push(extra);
+                probes.push(longer);
+            }
+            for probe in probes {
+                assert_eq!(is_fingerprint(&probe), search(&probe), "{probe:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > FINGERPRINTS.len() * 4);
+        assert!(!is_fingerprint(b"12345678"));
     }
 
     /// The hash index answers as libinjection's binary search with `cstrcasecmp`
