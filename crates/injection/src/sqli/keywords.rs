@@ -90,14 +90,20 @@ fn word_index() -> &'static [u16] {
 pub fn is_fingerprint(fingerprint: &[u8]) -> bool {
     match pack_fingerprint(fingerprint) {
         Some(key) => packed_fingerprints().binary_search(&key).is_ok(),
-        None => FINGERPRINTS
-            .binary_search_by(|fp| {
-                let a = fp.bytes().map(|c| c.to_ascii_uppercase());
-                let b = fingerprint.iter().map(|&c| c.to_ascii_uppercase());
-                a.cmp(b)
-            })
-            .is_ok(),
+        None => search_strings(fingerprint),
     }
+}
+
+/// [`is_fingerprint`] by comparing strings: a binary search over [`FINGERPRINTS`]
+/// with both sides upper-cased.
+fn search_strings(fingerprint: &[u8]) -> bool {
+    FINGERPRINTS
+        .binary_search_by(|fp| {
+            let a = fp.bytes().map(|c| c.to_ascii_uppercase());
+            let b = fingerprint.iter().map(|&c| c.to_ascii_uppercase());
+            a.cmp(b)
+        })
+        .is_ok()
 }
 
 /// Up to seven bytes, upper-cased, in the high bytes of a `u64` and the length
@@ -158,14 +164,6 @@ mod tests {
     /// fingerprint, its lower-case form, its prefixes and one-letter extensions.
     #[test]
     fn packed_fingerprints_agree_with_the_string_search() {
-        let search = |fp: &[u8]| {
-            FINGERPRINTS
-                .binary_search_by(|key| {
-                    let a = key.bytes().map(|c| c.to_ascii_uppercase());
-                    a.cmp(fp.iter().map(|&c| c.to_ascii_uppercase()))
-                })
-                .is_ok()
-        };
         let mut checked = 0;
         for fp in FINGERPRINTS.iter() {
             let upper = fp.as_bytes().to_vec();
@@ -178,7 +176,7 @@ mod tests {
                 probes.push(longer);
             }
             for probe in probes {
-                assert_eq!(is_fingerprint(&probe), search(&probe), "{probe:?}");
+                assert_eq!(is_fingerprint(&probe), search_strings(&probe), "{probe:?}");
                 checked += 1;
             }
         }
