@@ -107,6 +107,22 @@ impl ChainTable {
             .map(|(before, steps)| (*before, &steps[..]))
     }
 
+    /// For a chain whose first step that may change any value (see
+    /// [`ChainTable::opaque`]) is `base64Decode`, followed only by steps that
+    /// never lengthen a value: the chain before it. The chain's result is then
+    /// at most [`base64_bound`] of that chain's result long.
+    pub fn base64_bounded(&self, id: ChainId) -> Option<ChainId> {
+        let (before, steps) = self.opaque(id)?;
+        match steps.split_first() {
+            Some((Transformation::Base64Decode, rest))
+                if rest.iter().all(|t| t.never_lengthens()) =>
+            {
+                Some(before)
+            }
+            _ => None,
+        }
+    }
+
     /// The parent chain and the last transformation of a non-empty chain.
     pub fn split_last(&self, id: ChainId) -> Option<(ChainId, Transformation)> {
         let (parent, t) = self.nodes.get(id as usize)?;
@@ -142,6 +158,16 @@ impl ChainTable {
     }
 }
 
+/// The longest `base64Decode` result of `input`: three bytes per four of its
+/// valid prefix (decoding stops at the first byte outside the alphabet).
+pub fn base64_bound(input: &[u8]) -> usize {
+    let valid = input
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'+' || b == b'/'))
+        .unwrap_or(input.len());
+    valid / 4 * 3 + (valid % 4 * 3) / 4
+}
+
 #[cfg(test)]
 mod tests {
     use super::ChainTable;
@@ -163,5 +189,22 @@ mod tests {
         assert_eq!(before, plain);
         assert_eq!(steps, &[T::Base64Decode, T::UrlDecodeUni, T::JsDecode][..]);
         assert_eq!(c.opaque(0), None);
+        // Base64 first, then steps that never lengthen: bounded.
+        assert_eq!(c.base64_bounded(full), Some(plain));
+        let longer = c.intern(&[T::UrlDecodeUni, T::Base64Decode, T::Utf8ToUnicode]);
+        assert_eq!(c.base64_bounded(longer), None);
+        let hex = c.intern(&[T::HexDecode, T::Lowercase]);
+        assert_eq!(c.base64_bounded(hex), None);
+        assert_eq!(c.base64_bounded(plain), None);
+    }
+
+    #[test]
+    fn base64_bound_counts_the_valid_prefix() {
+        assert_eq!(super::base64_bound(b""), 0);
+        assert_eq!(super::base64_bound(b"json.order_id"), 3);
+        assert_eq!(super::base64_bound(b"QUJD"), 3);
+        assert_eq!(super::base64_bound(b"QUJDRA"), 4);
+        assert_eq!(super::base64_bound(b"QUJDREU=x"), 5);
+        assert_eq!(super::base64_bound(b"Q"), 0);
     }
 }

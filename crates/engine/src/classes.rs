@@ -94,6 +94,12 @@ pub struct ClassPlan {
     /// bits) pairs of its words with a bit (a chain's rules are few: a union's
     /// admitted bits are worked out over one or two words, not every word).
     pub cc_bits: Vec<Vec<(u32, u64)>>,
+    /// By class chain: the fewest bytes a value any of its rules matches holds
+    /// (see [`crate::prefilter::RuleTest::min_match_len`]); 0 when a rule has no
+    /// prefilter bit or nothing is known. A value whose result under the chain
+    /// is known to be shorter (see [`crate::chains::ChainTable::base64_bounded`])
+    /// is admitted by none of them.
+    pub cc_min_len: Vec<u32>,
     /// By class: the rules (by index) reading it.
     pub class_rules: Vec<Vec<u64>>,
     /// Per arena list some class reads: which pure classes hold its values (see
@@ -171,7 +177,10 @@ fn lists_of(var: Var) -> Option<Vec<Var>> {
 impl ClassPlan {
     /// The plan for the prefilter groups of `rules` (indexes set), whose
     /// prefilter bits fill `bit_words` words.
-    pub fn build(rules: &[Rule], bit_words: usize) -> ClassPlan {
+    ///
+    /// `min_len`: by prefilter bit, the fewest bytes a value the rule's operator
+    /// matches holds (empty: unknown).
+    pub fn build(rules: &[Rule], bit_words: usize, min_len: &[u32]) -> ClassPlan {
         let rule_words = rules.len().div_ceil(64).max(1);
         let mut plan = ClassPlan {
             multi_rules: vec![0; rule_words],
@@ -262,6 +271,16 @@ impl ClassPlan {
                 if let Some(bit) = rule.prefilter {
                     set(&mut cc_bits[i as usize], bit_words, bit as usize);
                 }
+                if plan.cc_min_len.len() <= i as usize {
+                    plan.cc_min_len.resize(i as usize + 1, u32::MAX);
+                }
+                let m = rule
+                    .prefilter
+                    .and_then(|bit| min_len.get(bit as usize))
+                    .copied()
+                    .unwrap_or(0);
+                let cm = &mut plan.cc_min_len[i as usize];
+                *cm = (*cm).min(m);
                 if !gp.class_chains.contains(&i) {
                     gp.class_chains.push(i);
                 }
@@ -297,6 +316,12 @@ impl ClassPlan {
         ];
         for (cc, i) in cc_ids {
             plan.class_chains[i as usize] = cc;
+        }
+        plan.cc_min_len.resize(plan.class_chains.len(), 0);
+        for m in &mut plan.cc_min_len {
+            if *m == u32::MAX {
+                *m = 0;
+            }
         }
         plan.cc_bits = cc_bits
             .iter()
@@ -501,7 +526,7 @@ mod tests {
             r.pure &= r.id != 2;
         }
         let words = program.prefilter.as_ref().map_or(0, |p| p.words());
-        let plan = super::ClassPlan::build(&program.rules, words);
+        let plan = super::ClassPlan::build(&program.rules, words, &[]);
         assert!(has(&plan.impure, headers) && !has(&plan.impure, ua));
         let h = plan
             .lists

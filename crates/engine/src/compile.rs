@@ -297,6 +297,9 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     let Compiler {
         chains, mut rules, ..
     } = compiler;
+    // By prefilter bit: the fewest bytes a value the rule's operator matches holds
+    // (see `ClassPlan::cc_min_len`).
+    let mut min_len: Vec<u32> = Vec::new();
     let prefilter = if options.prefilter {
         let mut tests = Vec::new();
         for rule in &mut rules {
@@ -306,6 +309,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
                 if literals.is_some() || bytes.is_some() {
                     let bit = tests.len() as u32;
                     rule.prefilter = Some(bit);
+                    min_len.push(u32::try_from(op.min_match_len()).unwrap_or(u32::MAX));
                     tests.push(crate::prefilter::RuleTest {
                         bit,
                         escape: literals.as_ref().and(op.escape_bytes()),
@@ -340,6 +344,10 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         );
         if let Some(pf) = &mut pf {
             add_deleting_scans(pf, &tests, &rules, &chains, &long);
+        }
+        // Both bounds hold: the larger one.
+        for (m, t) in min_len.iter_mut().zip(&tests) {
+            *m = (*m).max(u32::try_from(t.min_match_len()).unwrap_or(u32::MAX));
         }
         if pf.is_none() {
             for rule in &mut rules {
@@ -389,7 +397,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     assign_target_sets(&mut program.rules);
     select_tagged_rules(&mut program.rules);
     let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
-    program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words);
+    program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words, &min_len);
     program.caches = std::sync::Arc::new(crate::value_cache::ResultCache::new(
         program.rules.len(),
         &program.classes.multi_rules,

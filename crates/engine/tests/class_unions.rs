@@ -26,8 +26,12 @@ SecRule ARGS_NAMES|REQUEST_HEADERS:User-Agent \"@rx evil\" \"id:6,phase:2,t:lowe
 /// and without the memo (which is then cleared before every rule, so the scans'
 /// offsets a class's screened values keep go stale: they are made again).
 fn programs() -> Vec<(Arc<Program>, Arc<Program>)> {
+    programs_of(RULES)
+}
+
+fn programs_of(rules: &str) -> Vec<(Arc<Program>, Arc<Program>)> {
     let plain =
-        Program::from_str_with("c.conf", RULES, &Options::none()).unwrap_or_else(|e| panic!("{e}"));
+        Program::from_str_with("c.conf", rules, &Options::none()).unwrap_or_else(|e| panic!("{e}"));
     [
         "prune,memo,prefilter",
         "all",
@@ -37,7 +41,7 @@ fn programs() -> Vec<(Arc<Program>, Arc<Program>)> {
     .iter()
     .map(|o| {
         let options = Options::parse(o).unwrap_or_else(|e| panic!("{e}"));
-        let p = Program::from_str_with("c.conf", RULES, &options).unwrap_or_else(|e| panic!("{e}"));
+        let p = Program::from_str_with("c.conf", rules, &options).unwrap_or_else(|e| panic!("{e}"));
         (p, Arc::clone(&plain))
     })
     .collect()
@@ -111,6 +115,73 @@ fn one_transactions_unions_never_serve_the_next() {
             let second = run(&optimised, "/", &headers);
             assert_eq!(second, run(&plain, "/", &headers), "round {round}");
             assert_eq!(ids(&second), [2, 6], "round {round}");
+        }
+    }
+}
+
+/// `multiMatch` rules: each value's scans under every prefix of the chain make
+/// its part of the union, and the value is passed over only when none of them
+/// holds the rule's literal (without the result cache, by one bit test of the
+/// value's lent union).
+const MULTI_RULES: &str = "SecRuleEngine On\n\
+SecRule ARGS \"@rx \\.\\./\" \"id:11,phase:2,t:none,t:urlDecodeUni,t:removeNulls,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS \"@rx ^plain$\" \"id:12,phase:2,t:none,t:lowercase,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n";
+
+#[test]
+fn multi_match_values_are_admitted_by_any_of_their_intermediate_values() {
+    let cases: &[(&str, &[u32], &str)] = &[
+        // Only the decoded value holds the literal.
+        ("/?a=fine&b=..%2f&c=x", &[11], "ARGS:b"),
+        ("/?a=%2e%2e%2f&b=fine", &[11], "ARGS:a"),
+        // Only after the last step (the NUL removed).
+        ("/?a=fine&b=..%00/", &[11], "ARGS:b"),
+        // In the raw value (its later forms have it too).
+        ("/?a=../x&b=fine", &[11], "ARGS:a"),
+        // Only the lower-cased value matches; the prefilter ignores case.
+        ("/?a=x&q=PLAIN", &[12], "ARGS:q"),
+        ("/?a=fine&b=nothing&c=..%2", &[], ""),
+    ];
+    for (optimised, plain) in programs_of(MULTI_RULES) {
+        for round in 0..2 {
+            for (uri, expected, var) in cases {
+                let got = run(&optimised, uri, &[("Host", "h")]);
+                assert_eq!(ids(&got), *expected, "{uri} round {round}");
+                assert!(got.1.iter().all(|m| m.1 == *var), "{uri}: {got:?}");
+                assert_eq!(got, run(&plain, uri, &[("Host", "h")]), "{uri}");
+            }
+        }
+    }
+}
+
+/// Chains through `base64Decode`: a value whose decoded form is too short for any
+/// match of the chain's rules is passed over without decoding it; the bound is
+/// taken after the steps before `base64Decode`, and a `multiMatch` rule still
+/// sees the value's earlier forms.
+const BASE64_RULES: &str = "SecRuleEngine On\n\
+SecRule ARGS \"@rx evil\\(\" \"id:21,phase:2,t:none,t:urlDecodeUni,t:base64Decode,t:removeWhitespace,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS_NAMES \"@rx evil\\(\" \"id:22,phase:2,t:none,t:urlDecodeUni,t:base64Decode,t:removeWhitespace,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n";
+
+#[test]
+fn values_too_short_once_decoded_are_passed_over_and_no_match_is_lost() {
+    let cases: &[(&str, &[u32], &str)] = &[
+        // base64("evil(") in an argument, plain or URL-encoded first.
+        ("/?a=json&b=ZXZpbCg=", &[21], "ARGS:b"),
+        ("/?a=x&b=%255AXZpbCg%253D", &[21], "ARGS:b"),
+        // Decoded too short ("evi"): no match, under either chain.
+        ("/?a=ZXZp&ZXZp=1", &[], ""),
+        // The name's raw form matches the multiMatch rule, its decoded form is
+        // too short.
+        ("/?evil(=1", &[22], "ARGS_NAMES:evil("),
+        ("/?ZXZpbCg=1", &[22], "ARGS_NAMES:ZXZpbCg"),
+    ];
+    for (optimised, plain) in programs_of(BASE64_RULES) {
+        for round in 0..2 {
+            for (uri, expected, var) in cases {
+                let got = run(&optimised, uri, &[("Host", "h")]);
+                assert_eq!(ids(&got), *expected, "{uri} round {round}");
+                assert!(got.1.iter().all(|m| m.1 == *var), "{uri}: {got:?}");
+                assert_eq!(got, run(&plain, uri, &[("Host", "h")]), "{uri}");
+            }
         }
     }
 }

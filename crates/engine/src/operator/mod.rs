@@ -216,6 +216,11 @@ pub trait Operator: Send + Sync + fmt::Debug {
         None
     }
 
+    /// The fewest bytes an input this operator matches holds (0: unknown).
+    fn min_match_len(&self) -> usize {
+        0
+    }
+
     /// Bytes whose presence in an input admits it even without one of
     /// [`Operator::required_literals`]: every match holds a required literal or
     /// one of these bytes. `None`: every match holds a required literal.

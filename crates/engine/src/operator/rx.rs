@@ -21,6 +21,8 @@ pub(crate) struct Rx {
     literals: Option<crate::prefilter::RequiredLiterals>,
     /// Bytes every match contains (for the prefilter).
     bytes: Option<ByteReq>,
+    /// The shortest match's length in bytes (0: unknown).
+    min_len: usize,
 }
 
 impl Rx {
@@ -31,18 +33,20 @@ impl Rx {
         } else {
             Some(Pattern::compile(argument, env.match_limit)?)
         };
-        let (literals, bytes) = match super::pcre::translate(argument, super::pcre::Dialect::Bytes)
-        {
-            super::pcre::Translation::Pattern(p) if !argument.is_empty() => (
-                crate::prefilter::regex_required(&p),
-                crate::prefilter::bytes::regex_bytes(&p),
-            ),
-            _ => (None, None),
-        };
+        let (literals, bytes, min_len) =
+            match super::pcre::translate(argument, super::pcre::Dialect::Bytes) {
+                super::pcre::Translation::Pattern(p) if !argument.is_empty() => (
+                    crate::prefilter::regex_required(&p),
+                    crate::prefilter::bytes::regex_bytes(&p),
+                    crate::prefilter::regex_min_len(&p),
+                ),
+                _ => (None, None, 0),
+            };
         Ok(Rx {
             pattern,
             literals,
             bytes,
+            min_len,
         })
     }
 }
@@ -73,6 +77,10 @@ impl Operator for Rx {
 
     fn required_bytes(&self) -> Option<ByteReq> {
         self.bytes.clone()
+    }
+
+    fn min_match_len(&self) -> usize {
+        self.min_len
     }
 
     fn regex_engine(&self) -> Option<RegexEngine> {

@@ -28,6 +28,18 @@ pub fn regex_literals(translated: &str) -> Option<Vec<Vec<u8>>> {
     required(&hir).filter(|s| score(s) >= 2)
 }
 
+/// The length in bytes of the shortest match of a pattern translated as for
+/// [`regex_literals`] (0 when it does not parse: unknown).
+pub fn regex_min_len(translated: &str) -> usize {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(translated)
+        .ok()
+        .and_then(|h| h.properties().minimum_len())
+        .unwrap_or(0)
+}
+
 /// What every match of a pattern holds: one of `literals`, or (when given) one of
 /// the `escape` bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -416,6 +428,16 @@ fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shortest_match_bounds_every_match() {
+        assert_eq!(regex_min_len("abc|de"), 2);
+        assert_eq!(regex_min_len("(?i)x{3}(?:y|$)"), 3);
+        assert_eq!(regex_min_len("^(?:a)?$"), 0);
+        assert_eq!(regex_min_len("\\beval\\("), 5);
+        // Not parsed (look-around): unknown.
+        assert_eq!(regex_min_len("(?=abc)abc"), 0);
+    }
 
     fn lits(p: &str) -> Option<Vec<String>> {
         regex_literals(p).map(|v| {

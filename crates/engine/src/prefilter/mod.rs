@@ -30,7 +30,7 @@ mod table;
 
 #[cfg(test)]
 pub(crate) use literals::restricted;
-pub use literals::{regex_literals, regex_required, RequiredLiterals};
+pub use literals::{regex_literals, regex_min_len, regex_required, RequiredLiterals};
 
 use crate::transform::triggers::ByteMask;
 use automaton::Matcher;
@@ -57,6 +57,26 @@ pub struct RuleTest {
     /// Bytes whose presence admits a value without a literal (see
     /// [`RequiredLiterals::escape`]).
     pub escape: Option<ByteMask>,
+}
+
+impl RuleTest {
+    /// The fewest bytes a value the operator matches holds: every match holds
+    /// one of the literals, or (with escape bytes, or only required bytes) at
+    /// least one byte. 0 when nothing is known.
+    pub fn min_match_len(&self) -> usize {
+        let byte = usize::from(self.escape.is_some() || self.bytes.is_some());
+        match &self.literals {
+            Some(lits) if !lits.is_empty() => {
+                let shortest = lits.iter().map(Vec::len).min().unwrap_or(0);
+                if self.escape.is_some() {
+                    shortest.min(1)
+                } else {
+                    shortest
+                }
+            }
+            _ => byte,
+        }
+    }
 }
 
 /// The compiled prefilter of a program.
@@ -477,6 +497,29 @@ pub fn has(bits: &[u64], bit: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_rules_shortest_match_follows_its_literals() {
+        let t = |literals: Option<Vec<&str>>, escape: bool, bytes: bool| RuleTest {
+            bit: 0,
+            literals: literals.map(|l| l.iter().map(|s| s.as_bytes().to_vec()).collect()),
+            bytes: if bytes {
+                bytes::regex_bytes("<[a-z]")
+            } else {
+                None
+            },
+            escape: escape.then_some([0; 4]),
+        };
+        assert_eq!(
+            t(Some(vec!["eval(", "env["]), false, false).min_match_len(),
+            4
+        );
+        // An escape byte admits a match without a literal: one byte.
+        assert_eq!(t(Some(vec!["eval("]), true, false).min_match_len(), 1);
+        assert!(bytes::regex_bytes("<[a-z]").is_some());
+        assert_eq!(t(None, false, true).min_match_len(), 1);
+        assert_eq!(t(None, false, false).min_match_len(), 0);
+    }
     use super::*;
 
     #[test]

@@ -40,7 +40,8 @@ pub(crate) struct ClassUnion {
     /// then left as it was.
     pub(crate) bits: Vec<u64>,
     /// Per value, in resolution order: its slot and the memo offset of its scan
-    /// ([`super::groups::NO_OFFSET`] when it is not in the memo).
+    /// (under a `multiMatch` chain, of the union of its intermediate values'
+    /// scans; [`super::groups::NO_OFFSET`] when it is not in the memo).
     pub(crate) scans: Vec<(u32, u32)>,
     /// The prefilter bits of the class chain's rules that the union admits
     /// (literal found, byte requirement met), as (word, bits) pairs of the words
@@ -257,7 +258,8 @@ impl Transaction {
         }
         let scratch = (&mut work.memo, &mut work.bits_buf);
         // The class's raw union, or the one filled in `u.bits`.
-        let bits = match fill_union(scratch, &self.data, program, pf, ch, cv, u) {
+        let min_len = plan.cc_min_len.get(i).map_or(0, |&m| m as usize);
+        let bits = match fill_union(scratch, &self.data, program, pf, (ch, min_len), cv, u) {
             Union::Raw => &cv.raw,
             Union::Filled => &u.bits,
         };
@@ -339,23 +341,36 @@ enum Union {
 }
 
 /// The union of a class chain over the screened values `cv` (not empty), with the
-/// memo and a bits buffer of the work set.
+/// memo and a bits buffer of the work set. `min_len`: the class chain's
+/// [`crate::classes::ClassPlan::cc_min_len`].
 fn fill_union(
     (memo, value_bits_buf): (&mut TransformMemo, &mut Vec<u64>),
     data: &Data,
     program: &crate::Program,
     pf: &Prefilter,
-    ch: crate::classes::ClassChain,
+    (ch, min_len): (crate::classes::ClassChain, usize),
     cv: &ClassValues,
     u: &mut ClassUnion,
 ) -> Union {
     let words = pf.scan_words();
+    // A chain whose result's length a prefix of it bounds (`base64Decode` then
+    // steps that never lengthen): a value whose bound is below every match of the
+    // chain's rules is admitted by none of them, without running the chain; its
+    // scan is an empty one (shared by such values). Under a `multiMatch` chain,
+    // the intermediate values from `base64Decode` on are passed over so.
+    let bounded = match min_len {
+        0 => None,
+        _ => program.chains.base64_bounded(ch.chain),
+    };
+    let mut empty_scan: Option<u32> = None;
     let keep_scans = program.options.memo && !program.options.value_cache;
     let triggers = program.chains.scan_triggers(ch.chain).copied();
     // No value holds a scan trigger byte of the chain: the raw union.
     if let (true, Some(t)) = (cv.screened, triggers) {
         if triggers::disjoint(&t, &cv.bytes) {
-            if keep_scans && !ch.multi {
+            // (Under a `multiMatch` chain too: every intermediate value is the raw
+            // one up to case, and so is its scan.)
+            if keep_scans {
                 u.scans.extend(cv.values.iter().map(|&(s, _, o)| (s, o)));
             }
             return Union::Raw;
@@ -381,19 +396,49 @@ fn fill_union(
         // This value lacks the chain's trigger bytes: its raw scan, in already.
         if let Some(t) = screened {
             if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
-                if keep_scans && !ch.multi {
+                if keep_scans {
                     u.scans.push((slot, raw));
                 }
                 continue;
             }
         }
         if ch.multi {
-            value_bits(memo, data, program, pf, ch.chain, slot, value_bits_buf);
+            let short = bounded.map(|before| (before, min_len));
+            value_bits(
+                memo,
+                data,
+                program,
+                pf,
+                (ch.chain, short),
+                slot,
+                value_bits_buf,
+            );
             or_into(&mut u.bits, value_bits_buf);
+            if keep_scans {
+                // The value's union over its intermediate values: a rule it does
+                // not admit is admitted by none of them.
+                let o = memo.push_bits(value_bits_buf);
+                u.scans
+                    .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
+            }
             continue;
         }
         let long = Some(slot) == body;
         let base = &data.entry(slot).value;
+        if let (Some(before), false) = (bounded, long) {
+            if memo.base64_bound(&program.chains, slot, before, base) < min_len {
+                if keep_scans {
+                    let o = *empty_scan.get_or_insert_with(|| {
+                        value_bits_buf.clear();
+                        value_bits_buf.resize(words, 0);
+                        let o = memo.push_bits(value_bits_buf);
+                        u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)
+                    });
+                    u.scans.push((slot, o));
+                }
+                continue;
+            }
+        }
         let o = memo.scan_offset(pf, &program.chains, slot, ch.chain, base, long);
         or_into(&mut u.bits, memo.bits_at(o, words));
         if keep_scans {
@@ -409,13 +454,20 @@ fn fill_union(
 /// scan once: a transformation that leaves the value as it was shares its
 /// parent's), into `out`. From a step that may change any value into any bytes
 /// on (`base64Decode`: see [`crate::chains::ChainTable::opaque`]), the values
-/// are walked without the memo ([`TransformMemo::walk_opaque`]).
+/// are walked without the memo ([`TransformMemo::walk_opaque`]), unless `short`
+/// (the chain before `base64Decode`, see
+/// [`crate::chains::ChainTable::base64_bounded`], and the class chain's
+/// [`crate::classes::ClassPlan::cc_min_len`]) shows them all shorter than any
+/// match of the chain's rules.
 fn value_bits(
     memo: &mut TransformMemo,
     data: &Data,
     program: &crate::Program,
     pf: &Prefilter,
-    mut chain: crate::chains::ChainId,
+    (mut chain, short): (
+        crate::chains::ChainId,
+        Option<(crate::chains::ChainId, usize)>,
+    ),
     slot: u32,
     out: &mut Vec<u64>,
 ) {
@@ -426,7 +478,13 @@ fn value_bits(
     let base = &data.entry(slot).value;
     if !long {
         if let Some(opaque) = program.chains.opaque(chain) {
-            memo.walk_opaque(pf, &program.chains, slot, opaque, base, out);
+            let passed = short.is_some_and(|(before, min_len)| {
+                before == opaque.0
+                    && memo.base64_bound(&program.chains, slot, before, base) < min_len
+            });
+            if !passed {
+                memo.walk_opaque(pf, &program.chains, slot, opaque, base, out);
+            }
             chain = opaque.0;
         }
     }

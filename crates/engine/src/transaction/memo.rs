@@ -394,6 +394,30 @@ impl TransformMemo {
         self.bits_at(o, prefilter.scan_words())
     }
 
+    /// The longest `(slot, before + base64Decode + ...)` result can be, for a
+    /// chain that [`ChainTable::base64_bounded`] gives `before` of: the
+    /// [`crate::chains::base64_bound`] of `before`'s result (computed, and
+    /// memoised, first), without running the rest of the chain.
+    pub(crate) fn base64_bound(
+        &mut self,
+        chains: &ChainTable,
+        slot: u32,
+        before: ChainId,
+        base: &[u8],
+    ) -> usize {
+        self.compute(chains, slot, before, base);
+        crate::chains::base64_bound(self.get(chains, slot, before, base))
+    }
+
+    /// Stores bits made elsewhere (a `multiMatch` value's union of scans, see
+    /// `classes::value_bits`) beside the scans: their offset, for
+    /// [`TransformMemo::bits_at`], valid until the memo is cleared.
+    pub(crate) fn push_bits(&mut self, bits: &[u64]) -> usize {
+        let o = self.bits.len();
+        self.bits.extend_from_slice(bits);
+        o
+    }
+
     /// The scan result at `offset` (from [`TransformMemo::scan_offset`]), of `words`
     /// words; valid until the memo is cleared.
     #[inline]

@@ -558,14 +558,32 @@ impl Transaction {
         // The group union's per-value scans: a value in which none of the rule's
         // required literals occurs is passed over with one bit test, as the memo's
         // scan below would decide (verification takes the long way, which checks).
+        // (A `multiMatch` rule's scans are each value's union over its
+        // intermediate values.)
         let mut lent = match (rule.prefilter, &program.prefilter) {
-            (Some(_), Some(_)) if !rule.multi_match && !negated && !program.options.verify => {
+            (Some(_), Some(_)) if !negated && !program.options.verify => {
                 self.take_value_scans(program, rule)
             }
             _ => None,
         };
         'values: for c in cands {
             if rule.multi_match {
+                // None of the value's intermediate values holds a required literal:
+                // passed over with one bit test, as `multi_match_slot` would decide
+                // value by value.
+                if let (Src::Slot(slot), false, Some(l), Some(bit), Some(pf)) = (
+                    c.src,
+                    c.count,
+                    lent.as_mut(),
+                    rule.prefilter,
+                    &program.prefilter,
+                ) {
+                    if let Some(o) = l.offset(slot) {
+                        if !pf.admits(self.work.memo.bits_at(o, pf.scan_words()), bit) {
+                            continue 'values;
+                        }
+                    }
+                }
                 // The operator runs on the value and after every transformation that
                 // changes it. A value on which none of them matched is cached.
                 let cache_slot = match c.src {

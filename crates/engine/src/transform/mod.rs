@@ -278,6 +278,44 @@ impl Transformation {
         }
     }
 
+    /// Whether the output is never longer than the input (decoders, deletions,
+    /// changes of case; a property test checks each). A chain of such steps
+    /// bounds its result's length by its input's.
+    pub fn never_lengthens(self) -> bool {
+        matches!(
+            self,
+            Self::None
+                | Self::Lowercase
+                | Self::Uppercase
+                | Self::UrlDecode
+                | Self::UrlDecodeUni
+                | Self::HtmlEntityDecode
+                | Self::JsDecode
+                | Self::CssDecode
+                | Self::EscapeSeqDecode
+                | Self::HexDecode
+                | Self::Base64Decode
+                | Self::Base64DecodeExt
+                | Self::SqlHexDecode
+                | Self::CmdLine
+                | Self::CompressWhitespace
+                | Self::RemoveWhitespace
+                | Self::RemoveNulls
+                | Self::ReplaceNulls
+                | Self::RemoveComments
+                | Self::RemoveCommentsChar
+                | Self::ReplaceComments
+                | Self::NormalisePath
+                | Self::NormalisePathWin
+                | Self::Trim
+                | Self::TrimLeft
+                | Self::TrimRight
+                | Self::ParityEven7bit
+                | Self::ParityOdd7bit
+                | Self::ParityZero7bit
+        )
+    }
+
     /// The canonical spelling of the transformation's name, as in the reference
     /// manual (`normalisePath`, not `normalizePath`).
     pub fn name(self) -> &'static str {

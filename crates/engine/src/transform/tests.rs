@@ -148,6 +148,9 @@ proptest! {
                 prop_assert!(out.is_empty(), "{} returned false with output", t);
             }
             prop_assert!(out.len() <= 4 * input.len() + 64, "{}: output too long", t);
+            if t.never_lengthens() {
+                prop_assert!(out.len() <= input.len(), "{} lengthened {:?}", t, input);
+            }
             // Deterministic, and independent of the buffer's previous content.
             let mut again = Vec::new();
             prop_assert_eq!(t.apply(&input, &mut again), changed);
@@ -161,6 +164,13 @@ proptest! {
             let mut out = Vec::new();
             let _ = t.apply(&input, &mut out);
         }
+    }
+
+    #[test]
+    fn base64_decoding_is_bounded_by_its_valid_prefix(input in prop::collection::vec(interesting_byte(), 0..48)) {
+        // What `ChainTable::base64_bound` relies on.
+        let out = Transformation::Base64Decode.apply_to_vec(&input);
+        prop_assert!(out.len() <= crate::chains::base64_bound(&input));
     }
 
     #[test]
