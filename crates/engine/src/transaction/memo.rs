@@ -266,7 +266,13 @@ impl TransformMemo {
     /// Whether `chain` leaves `slot`'s raw value `base` as it is because the value
     /// holds none of the chain's trigger bytes (so do all the chain's prefixes).
     #[inline]
-    fn unchanged(&mut self, chains: &ChainTable, slot: u32, chain: ChainId, base: &[u8]) -> bool {
+    pub(crate) fn unchanged(
+        &mut self,
+        chains: &ChainTable,
+        slot: u32,
+        chain: ChainId,
+        base: &[u8],
+    ) -> bool {
         self.lacks(chains.triggers(chain), slot, chain, base)
     }
 

@@ -866,10 +866,18 @@ impl Transaction {
     ) -> Option<(bool, bool)> {
         let negated = rule.operator.negated;
         let chains = &program.chains;
-        // The chain's prefixes, shortest first (the raw value's chain 0 first).
+        // The chain's prefixes, shortest first (the raw value's chain 0 first). A
+        // value without a trigger byte of the chain is the same after every step:
+        // the raw value alone, as the walk would find (every prefix's bytes are
+        // the raw value's), without linking the prefixes in the memo.
         let mut prefixes = [0; 64];
         let mut n = 0;
-        let mut id = rule.transforms;
+        let base = &self.data.entry(slot).value;
+        let same = self
+            .work
+            .memo
+            .unchanged(chains, slot, rule.transforms, base);
+        let mut id = if same { 0 } else { rule.transforms };
         while let Some((parent, _)) = chains.split_last(id) {
             if n + 1 == prefixes.len() {
                 // A longer chain (no real rule set has one) takes the plain path.
@@ -882,8 +890,10 @@ impl Transaction {
         prefixes[n] = 0;
         n += 1;
         prefixes[..n].reverse();
-        let base = &self.data.entry(slot).value;
-        self.work.memo.compute(chains, slot, rule.transforms, base);
+        if !same {
+            let base = &self.data.entry(slot).value;
+            self.work.memo.compute(chains, slot, rule.transforms, base);
+        }
         let long = self.data.response_body_slot() == Some(slot);
         let filter = match (rule.prefilter, &program.prefilter) {
             (Some(bit), Some(pf)) if !negated && !program.options.verify => Some((bit, pf)),
