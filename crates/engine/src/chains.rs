@@ -110,7 +110,8 @@ impl ChainTable {
     /// For a chain whose first step that may change any value (see
     /// [`ChainTable::opaque`]) is `base64Decode`, followed only by steps that
     /// never lengthen a value: the chain before it. The chain's result is then
-    /// at most [`base64_bound`] of that chain's result long.
+    /// at most [`crate::transform::base64_decode_max_len`] of that chain's result
+    /// long.
     pub fn base64_bounded(&self, id: ChainId) -> Option<ChainId> {
         let (before, steps) = self.opaque(id)?;
         match steps.split_first() {
@@ -158,16 +159,6 @@ impl ChainTable {
     }
 }
 
-/// The longest `base64Decode` result of `input`: three bytes per four of its
-/// valid prefix (decoding stops at the first byte outside the alphabet).
-pub fn base64_bound(input: &[u8]) -> usize {
-    let valid = input
-        .iter()
-        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'+' || b == b'/'))
-        .unwrap_or(input.len());
-    valid / 4 * 3 + (valid % 4 * 3) / 4
-}
-
 #[cfg(test)]
 mod tests {
     use super::ChainTable;
@@ -200,11 +191,11 @@ mod tests {
 
     #[test]
     fn base64_bound_counts_the_valid_prefix() {
-        assert_eq!(super::base64_bound(b""), 0);
-        assert_eq!(super::base64_bound(b"json.order_id"), 3);
-        assert_eq!(super::base64_bound(b"QUJD"), 3);
-        assert_eq!(super::base64_bound(b"QUJDRA"), 4);
-        assert_eq!(super::base64_bound(b"QUJDREU=x"), 5);
-        assert_eq!(super::base64_bound(b"Q"), 0);
+        assert_eq!(crate::transform::base64_decode_max_len(b""), 0);
+        assert_eq!(crate::transform::base64_decode_max_len(b"json.order_id"), 3);
+        assert_eq!(crate::transform::base64_decode_max_len(b"QUJD"), 3);
+        assert_eq!(crate::transform::base64_decode_max_len(b"QUJDRA"), 4);
+        assert_eq!(crate::transform::base64_decode_max_len(b"QUJDREU=x"), 5);
+        assert_eq!(crate::transform::base64_decode_max_len(b"Q"), 0);
     }
 }

@@ -119,6 +119,26 @@ fn one_transactions_unions_never_serve_the_next() {
     }
 }
 
+/// A GET request (URI) and the rules it must match, all with this
+/// MATCHED_VAR_NAME as their message.
+type MatchCase<'a> = (&'a str, &'a [u32], &'a str);
+
+/// Runs each case twice (the second time with the thread's buffers reused) under
+/// every optimised program of `rules`, checking the matched rules and their
+/// variable, and that the plain program decides the same.
+fn assert_matches(rules: &str, cases: &[MatchCase]) {
+    for (optimised, plain) in programs_of(rules) {
+        for round in 0..2 {
+            for (uri, expected, var) in cases {
+                let got = run(&optimised, uri, &[("Host", "h")]);
+                assert_eq!(ids(&got), *expected, "{uri} round {round}");
+                assert!(got.1.iter().all(|m| m.1 == *var), "{uri}: {got:?}");
+                assert_eq!(got, run(&plain, uri, &[("Host", "h")]), "{uri}");
+            }
+        }
+    }
+}
+
 /// `multiMatch` rules: each value's scans under every prefix of the chain make
 /// its part of the union, and the value is passed over only when none of them
 /// holds the rule's literal (without the result cache, by one bit test of the
@@ -129,7 +149,7 @@ SecRule ARGS \"@rx ^plain$\" \"id:12,phase:2,t:none,t:lowercase,multiMatch,pass,
 
 #[test]
 fn multi_match_values_are_admitted_by_any_of_their_intermediate_values() {
-    let cases: &[(&str, &[u32], &str)] = &[
+    let cases: &[MatchCase] = &[
         // Only the decoded value holds the literal.
         ("/?a=fine&b=..%2f&c=x", &[11], "ARGS:b"),
         ("/?a=%2e%2e%2f&b=fine", &[11], "ARGS:a"),
@@ -141,16 +161,7 @@ fn multi_match_values_are_admitted_by_any_of_their_intermediate_values() {
         ("/?a=x&q=PLAIN", &[12], "ARGS:q"),
         ("/?a=fine&b=nothing&c=..%2", &[], ""),
     ];
-    for (optimised, plain) in programs_of(MULTI_RULES) {
-        for round in 0..2 {
-            for (uri, expected, var) in cases {
-                let got = run(&optimised, uri, &[("Host", "h")]);
-                assert_eq!(ids(&got), *expected, "{uri} round {round}");
-                assert!(got.1.iter().all(|m| m.1 == *var), "{uri}: {got:?}");
-                assert_eq!(got, run(&plain, uri, &[("Host", "h")]), "{uri}");
-            }
-        }
-    }
+    assert_matches(MULTI_RULES, cases);
 }
 
 /// Chains through `base64Decode`: a value whose decoded form is too short for any
@@ -163,7 +174,7 @@ SecRule ARGS_NAMES \"@rx evil\\(\" \"id:22,phase:2,t:none,t:urlDecodeUni,t:base6
 
 #[test]
 fn values_too_short_once_decoded_are_passed_over_and_no_match_is_lost() {
-    let cases: &[(&str, &[u32], &str)] = &[
+    let cases: &[MatchCase] = &[
         // base64("evil(") in an argument, plain or URL-encoded first.
         ("/?a=json&b=ZXZpbCg=", &[21], "ARGS:b"),
         ("/?a=x&b=%255AXZpbCg%253D", &[21], "ARGS:b"),
@@ -174,14 +185,5 @@ fn values_too_short_once_decoded_are_passed_over_and_no_match_is_lost() {
         ("/?evil(=1", &[22], "ARGS_NAMES:evil("),
         ("/?ZXZpbCg=1", &[22], "ARGS_NAMES:ZXZpbCg"),
     ];
-    for (optimised, plain) in programs_of(BASE64_RULES) {
-        for round in 0..2 {
-            for (uri, expected, var) in cases {
-                let got = run(&optimised, uri, &[("Host", "h")]);
-                assert_eq!(ids(&got), *expected, "{uri} round {round}");
-                assert!(got.1.iter().all(|m| m.1 == *var), "{uri}: {got:?}");
-                assert_eq!(got, run(&plain, uri, &[("Host", "h")]), "{uri}");
-            }
-        }
-    }
+    assert_matches(BASE64_RULES, cases);
 }

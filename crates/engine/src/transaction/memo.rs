@@ -402,7 +402,7 @@ impl TransformMemo {
 
     /// The longest `(slot, before + base64Decode + ...)` result can be, for a
     /// chain that [`ChainTable::base64_bounded`] gives `before` of: the
-    /// [`crate::chains::base64_bound`] of `before`'s result (computed, and
+    /// [`crate::transform::base64_decode_max_len`] of `before`'s result (computed, and
     /// memoised, first), without running the rest of the chain.
     pub(crate) fn base64_bound(
         &mut self,
@@ -412,7 +412,7 @@ impl TransformMemo {
         base: &[u8],
     ) -> usize {
         self.compute(chains, slot, before, base);
-        crate::chains::base64_bound(self.get(chains, slot, before, base))
+        crate::transform::base64_decode_max_len(self.get(chains, slot, before, base))
     }
 
     /// Stores bits made elsewhere (a `multiMatch` value's union of scans, see

@@ -23,6 +23,16 @@ pub(crate) fn sextet(b: u8) -> Option<u8> {
     }
 }
 
+/// The longest result [`apply`] can give for `input`: three bytes per four of
+/// its valid prefix (decoding stops at the first byte outside the alphabet).
+pub(crate) fn max_len(input: &[u8]) -> usize {
+    let valid = input
+        .iter()
+        .position(|&b| sextet(b).is_none())
+        .unwrap_or(input.len());
+    valid / 4 * 3 + (valid % 4 * 3) / 4
+}
+
 /// Base64-decodes the longest valid prefix; `false` only for the empty input.
 pub(crate) fn apply(input: &[u8], out: &mut Vec<u8>) -> bool {
     out.clear();

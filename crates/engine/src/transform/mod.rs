@@ -169,6 +169,12 @@ pub enum Transformation {
     ParityZero7bit,
 }
 
+/// The longest `base64Decode` result of `input`: three bytes per four of its
+/// valid prefix (see `base64_decode`).
+pub fn base64_decode_max_len(input: &[u8]) -> usize {
+    base64_decode::max_len(input)
+}
+
 impl Transformation {
     /// Every transformation, once, in the order of the reference manual's list.
     pub const ALL: &'static [Transformation] = &[

@@ -168,9 +168,9 @@ proptest! {
 
     #[test]
     fn base64_decoding_is_bounded_by_its_valid_prefix(input in prop::collection::vec(interesting_byte(), 0..48)) {
-        // What `ChainTable::base64_bound` relies on.
+        // What `ChainTable::base64_bounded` relies on.
         let out = Transformation::Base64Decode.apply_to_vec(&input);
-        prop_assert!(out.len() <= crate::chains::base64_bound(&input));
+        prop_assert!(out.len() <= super::base64_decode_max_len(&input));
     }
 
     #[test]
