@@ -294,70 +294,7 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     if !compiler.errors.is_empty() {
         return Err(CompileError::new(compiler.errors.join("")));
     }
-    let Compiler {
-        chains, mut rules, ..
-    } = compiler;
-    // By prefilter bit: the fewest bytes a value the rule's operator matches holds
-    // (see `ClassPlan::cc_min_len`).
-    let mut min_len: Vec<u32> = Vec::new();
-    let prefilter = if options.prefilter {
-        let mut tests = Vec::new();
-        for rule in &mut rules {
-            // Only operators built once; never `@geoLookup` (it writes GEO).
-            if let CompiledOp::Static(op) = &rule.operator.op {
-                let (literals, bytes) = (op.required_literals(), op.required_bytes());
-                if literals.is_some() || bytes.is_some() {
-                    let bit = tests.len() as u32;
-                    rule.prefilter = Some(bit);
-                    min_len.push(u32::try_from(op.min_match_len()).unwrap_or(u32::MAX));
-                    tests.push(crate::prefilter::RuleTest {
-                        bit,
-                        escape: literals.as_ref().and(op.escape_bytes()),
-                        literals,
-                        bytes,
-                    });
-                }
-            }
-        }
-        // The response body is read only by the rules that name it: a smaller,
-        // faster automaton over their literals scans it, and the main automaton
-        // leaves out the literals of the rules that read nothing else.
-        let bits_of = |only: bool| -> std::collections::HashSet<u32> {
-            rules
-                .iter()
-                .filter(|r| {
-                    let body = |t: &crate::rule::TargetSpec| t.var == Var::ResponseBody;
-                    if only {
-                        r.targets.iter().all(body) && !r.targets.is_empty()
-                    } else {
-                        r.targets.iter().any(body)
-                    }
-                })
-                .filter_map(|r| r.prefilter)
-                .collect()
-        };
-        let (long, long_only) = (bits_of(false), bits_of(true));
-        let mut pf = Prefilter::build_with_long(
-            &tests,
-            |bit| long.contains(&bit),
-            |bit| long_only.contains(&bit),
-        );
-        if let Some(pf) = &mut pf {
-            add_deleting_scans(pf, &tests, &rules, &chains, &long);
-        }
-        // Both bounds hold: the larger one.
-        for (m, t) in min_len.iter_mut().zip(&tests) {
-            *m = (*m).max(u32::try_from(t.min_match_len()).unwrap_or(u32::MAX));
-        }
-        if pf.is_none() {
-            for rule in &mut rules {
-                rule.prefilter = None;
-            }
-        }
-        pf
-    } else {
-        None
-    };
+    let Compiler { chains, rules, .. } = compiler;
     let relevant_status = match &config.audit_log_relevant_status {
         Some(pattern) => {
             let env = OperatorEnv {
@@ -375,11 +312,18 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
         }
         None => None,
     };
-    let mut program = Program::new(config, rules, phases, chains, prefilter, options.clone());
+    let mut program = Program::new(config, rules, phases, chains, None, options.clone());
     program.relevant_status = relevant_status;
     if options.prune {
         crate::prune::fold(&mut program);
     }
+    // By prefilter bit: the fewest bytes a value the rule's operator matches holds
+    // (see `ClassPlan::cc_min_len`).
+    let min_len = if options.prefilter {
+        build_prefilter(&mut program)
+    } else {
+        Vec::new()
+    };
     for (i, rule) in program.rules.iter_mut().enumerate() {
         rule.index = i as RuleIdx;
         // Pure: the result depends on the value alone (so it may be cached per
@@ -409,6 +353,101 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     }
     crate::step_gates::StepGates::attach_stops(&mut program);
     crate::prologue::attach(program)
+}
+
+/// Builds the prefilter over the rules the rule loop may reach (see
+/// [`crate::step_stops::reachable`]: after pre-pruning, the rules above the
+/// paranoia level are behind gates that always jump), gives each a bit, and
+/// returns, by bit, the fewest bytes a value its operator matches holds. A rule
+/// left without a bit is evaluated whenever it is reached, so leaving one out can
+/// cost time, never a match; the automaton holds only the literals of rules that
+/// may run (CRS PL1: TODO of the literals).
+fn build_prefilter(program: &mut Program) -> Vec<u32> {
+    let reached = reached_rules(program);
+    let Program { rules, chains, .. } = program;
+    let mut min_len: Vec<u32> = Vec::new();
+    let mut tests = Vec::new();
+    for (i, rule) in rules.iter_mut().enumerate() {
+        rule.prefilter = None;
+        if !reached.get(i).copied().unwrap_or(true) {
+            continue;
+        }
+        // Only operators built once; never `@geoLookup` (it writes GEO).
+        if let CompiledOp::Static(op) = &rule.operator.op {
+            let (literals, bytes) = (op.required_literals(), op.required_bytes());
+            if literals.is_some() || bytes.is_some() {
+                let bit = tests.len() as u32;
+                rule.prefilter = Some(bit);
+                min_len.push(u32::try_from(op.min_match_len()).unwrap_or(u32::MAX));
+                tests.push(crate::prefilter::RuleTest {
+                    bit,
+                    escape: literals.as_ref().and(op.escape_bytes()),
+                    literals,
+                    bytes,
+                });
+            }
+        }
+    }
+    // The response body is read only by the rules that name it: a smaller,
+    // faster automaton over their literals scans it, and the main automaton
+    // leaves out the literals of the rules that read nothing else.
+    let bits_of = |only: bool| -> std::collections::HashSet<u32> {
+        rules
+            .iter()
+            .filter(|r| {
+                let body = |t: &crate::rule::TargetSpec| t.var == Var::ResponseBody;
+                if only {
+                    r.targets.iter().all(body) && !r.targets.is_empty()
+                } else {
+                    r.targets.iter().any(body)
+                }
+            })
+            .filter_map(|r| r.prefilter)
+            .collect()
+    };
+    let (long, long_only) = (bits_of(false), bits_of(true));
+    let mut pf = Prefilter::build_with_long(
+        &tests,
+        |bit| long.contains(&bit),
+        |bit| long_only.contains(&bit),
+    );
+    if let Some(pf) = &mut pf {
+        add_deleting_scans(pf, &tests, rules, chains, &long);
+    }
+    // Both bounds hold: the larger one.
+    for (m, t) in min_len.iter_mut().zip(&tests) {
+        *m = (*m).max(u32::try_from(t.min_match_len()).unwrap_or(u32::MAX));
+    }
+    if pf.is_none() {
+        for rule in rules.iter_mut() {
+            rule.prefilter = None;
+        }
+    }
+    program.prefilter = pf;
+    min_len
+}
+
+/// By rule index: whether the rule loop may reach the rule (a chain's links with
+/// its starter).
+fn reached_rules(program: &Program) -> Vec<bool> {
+    let mut reached = vec![false; program.rules.len()];
+    for p in 0..program.phases.len() {
+        let r = crate::step_stops::reachable(program, p);
+        for (i, step) in program.phases[p].iter().enumerate() {
+            let Step::Rule(idx) = *step else { continue };
+            if !r.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            let mut link = Some(idx);
+            while let Some(l) = link {
+                if let Some(x) = reached.get_mut(l as usize) {
+                    *x = true;
+                }
+                link = program.rules.get(l as usize).and_then(|r| r.chain_next);
+            }
+        }
+    }
+    reached
 }
 
 /// Direct searches for the response body's scans under chains that only delete

@@ -75,8 +75,10 @@ pub fn render(program: &Program) -> String {
     let mut folded = 0;
     let mut always = 0;
     let mut prologue = 0;
+    let mut unreached = 0;
     for (p, steps) in program.phases.iter().enumerate() {
         let _ = writeln!(out, "phase {}:", p + 1);
+        let reach = crate::step_stops::reachable(program, p);
         let pro = program.prologue.as_ref().filter(|_| p == 0);
         for (s, step) in steps.iter().enumerate() {
             if pro.is_some_and(|pr| pr.end == s) {
@@ -84,6 +86,9 @@ pub fn render(program: &Program) -> String {
             }
             let Step::Rule(idx) = *step else { continue };
             let hoisted = pro.is_some_and(|pr| pr.is_hoisted(s));
+            // Behind a folded rule that always jumps (the rules above the
+            // paranoia level): never run, so given no prefilter bit.
+            let never = !reach.get(s).copied().unwrap_or(true);
             if hoisted {
                 prologue += 1;
             }
@@ -92,6 +97,10 @@ pub fn render(program: &Program) -> String {
             while let Some(i) = link {
                 let rule = &program.rules[i as usize];
                 let what = match admission(program, rule) {
+                    _ if never => {
+                        unreached += 1;
+                        "never reached: a folded rule before it always jumps over it".to_string()
+                    }
                     Admission::Unconditional => "unconditional".to_string(),
                     Admission::Folded(m) => {
                         folded += 1;
@@ -160,7 +169,7 @@ pub fn render(program: &Program) -> String {
     }
     let _ = writeln!(
         out,
-        "{folded} rule(s) folded at load time, {prefiltered} prefiltered, {always} always evaluated"
+        "{folded} rule(s) folded at load time, {prefiltered} prefiltered, {always} always evaluated, {unreached} never reached"
     );
     let _ = writeln!(
         out,

@@ -355,6 +355,41 @@ mod tests {
     }
 
     #[test]
+    fn rules_the_loop_cannot_reach_have_no_prefilter_bit_and_no_literal() {
+        // Rule 3 sits behind the folded gate: it never runs, and its literal
+        // (`evilword`) is not in the automaton; rule 4's is.
+        let rules = "SecRuleEngine On\n\
+            SecAction \"id:1,phase:1,pass,nolog,setvar:tx.pl=1\"\n\
+            SecRule TX:pl \"@lt 2\" \"id:2,phase:1,pass,nolog,skipAfter:END-A\"\n\
+            SecRule ARGS \"@contains evilword\" \"id:3,phase:1,deny,log\"\n\
+            SecMarker END-A\n\
+            SecRule ARGS \"@contains goodword\" \"id:4,phase:1,deny,log\"\n";
+        let bits = |opts: &str| {
+            let (opts, verify) = match opts.strip_suffix(",verify") {
+                Some(o) => (o, true),
+                None => (opts, false),
+            };
+            let mut options = crate::Options::parse(opts).unwrap();
+            options.verify = verify;
+            let program = crate::Program::from_str_with("r.conf", rules, &options).unwrap();
+            let by_id = |id: u32| program.rules.iter().find(|r| r.id == id).unwrap().prefilter;
+            let literals = program.prefilter.as_ref().map_or(0, |p| p.literal_count());
+            (by_id(3), by_id(4), literals)
+        };
+        let (unreached, reached, literals) = bits("prune,prefilter");
+        assert_eq!(unreached, None);
+        assert!(reached.is_some());
+        assert_eq!(literals, 1);
+        // Without pre-pruning (or when verifying, which evaluates the gate) both
+        // rules may run: both have bits.
+        for opts in ["prefilter", "prune,prefilter,verify"] {
+            let (a, b, literals) = bits(opts);
+            assert!(a.is_some() && b.is_some(), "{opts}");
+            assert_eq!(literals, 2, "{opts}");
+        }
+    }
+
+    #[test]
     fn the_next_set_bit_is_found_across_words_and_never_past_the_end() {
         let mut m = vec![0u64; 3];
         set(&mut m, 5);

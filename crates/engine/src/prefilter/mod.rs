@@ -96,9 +96,10 @@ pub struct Prefilter {
     /// Byte requirements by rule bit.
     bytes: Vec<Option<ByteReq>>,
     /// Rules whose bit a scan also sets when the value holds one of their escape
-    /// bytes: per distinct set of escape bytes, the bits of its rules as (word,
-    /// bits) pairs (rules share sets: one test serves them all).
-    escapes: Vec<(ByteMask, Vec<(u32, u64)>)>,
+    /// bytes: per byte (lower-cased, as presence sets hold them), its run in
+    /// `escape_bits`, the bits of the rules it admits as (word, bits) pairs.
+    escape_runs: Vec<(u32, u32)>,
+    escape_bits: Vec<(u32, u64)>,
     /// The union of the escape bytes.
     escape_union: ByteMask,
     /// The automaton for long values (see [`Prefilter::add_long`]).
@@ -158,18 +159,22 @@ impl Prefilter {
     /// As [`Prefilter::build_tests`], the main automaton holding the literals of
     /// the tests `in_main` selects only.
     fn build_main(tests: &[RuleTest], in_main: impl Fn(u32) -> bool) -> Option<Prefilter> {
+        let tests: Vec<RuleTest> = tests.iter().map(single_bytes_escape).collect();
+        let tests = &tests[..];
         let rules = tests.iter().map(|t| t.bit + 1).max().unwrap_or(0);
         let mut always = vec![0u64; (rules as usize).div_ceil(64)];
         let mut bytes: Vec<Option<ByteReq>> = vec![None; rules as usize];
         let mut useful = false;
-        let mut escapes: std::collections::BTreeMap<
-            ByteMask,
-            std::collections::BTreeMap<u32, u64>,
-        > = std::collections::BTreeMap::new();
+        // Per escape byte, the bits of its rules by word.
+        let mut escapes: Vec<std::collections::BTreeMap<u32, u64>> = vec![Default::default(); 256];
         let mut escape_union = [0u64; 4];
         for t in tests {
             if let Some(e) = t.escape {
-                *escapes.entry(e).or_default().entry(t.bit / 64).or_default() |= 1 << (t.bit % 64);
+                for b in 0..256usize {
+                    if e[b >> 6] & (1 << (b & 63)) != 0 {
+                        *escapes[b].entry(t.bit / 64).or_default() |= 1 << (t.bit % 64);
+                    }
+                }
                 for (u, x) in escape_union.iter_mut().zip(e) {
                     *u |= x;
                 }
@@ -183,6 +188,13 @@ impl Prefilter {
         if !useful && tests.iter().all(|t| t.literals.is_none()) {
             return None;
         }
+        let mut escape_runs = Vec::with_capacity(256);
+        let mut escape_bits = Vec::new();
+        for bits in escapes {
+            let from = escape_bits.len() as u32;
+            escape_bits.extend(bits);
+            escape_runs.push((from, escape_bits.len() as u32 - from));
+        }
         let (literals, literal_rules) = index_literals(tests.iter().filter(|t| in_main(t.bit)));
         let ac = if literals.is_empty() {
             None
@@ -194,10 +206,8 @@ impl Prefilter {
             rules,
             always,
             bytes,
-            escapes: escapes
-                .into_iter()
-                .map(|(e, bits)| (e, bits.into_iter().collect()))
-                .collect(),
+            escape_runs,
+            escape_bits,
             escape_union,
             long: None,
             deleting: Vec::new(),
@@ -208,6 +218,9 @@ impl Prefilter {
     /// `in_subset` selects (the rules that read the long variable); nothing when
     /// none has literals.
     pub fn add_long(&mut self, tests: &[RuleTest], in_subset: impl Fn(u32) -> bool) {
+        // One-byte literals are escape bytes (see `single_bytes_escape`), set by
+        // every scan.
+        let tests: Vec<RuleTest> = tests.iter().map(single_bytes_escape).collect();
         let (literals, literal_rules) = index_literals(tests.iter().filter(|t| in_subset(t.bit)));
         if literals.is_empty() {
             return;
@@ -305,9 +318,17 @@ impl Prefilter {
 
     #[inline(never)]
     fn escape_slow(&self, presence: &ByteMask, scan: &mut [u64]) {
-        for (e, bits) in &self.escapes {
-            if !crate::transform::triggers::disjoint(presence, e) {
-                for &(w, m) in bits {
+        for (w, (&p, &u)) in presence.iter().zip(&self.escape_union).enumerate() {
+            let mut present = p & u;
+            while present != 0 {
+                let b = w * 64 + present.trailing_zeros() as usize;
+                present &= present - 1;
+                let (from, n) = self.escape_runs.get(b).copied().unwrap_or_default();
+                let run = self
+                    .escape_bits
+                    .get(from as usize..(from + n) as usize)
+                    .unwrap_or_default();
+                for &(w, m) in run {
                     if let Some(x) = scan.get_mut(w as usize) {
                         *x |= m;
                     }
@@ -459,6 +480,32 @@ impl Prefilter {
     }
 }
 
+/// `t` with its one-byte literals turned into escape bytes: a value holds such a
+/// literal exactly when its presence set (lower-cased, as the automaton matches
+/// ASCII case-insensitively) holds the byte. The automaton is then left the
+/// literals that discriminate: a one-byte literal (`=`, `1`, `;`) occurs in most
+/// values, and every state whose path ends with it is a match state to report.
+fn single_bytes_escape(t: &RuleTest) -> RuleTest {
+    let mut t = t.clone();
+    let Some(lits) = t.literals.as_mut() else {
+        return t;
+    };
+    if lits.iter().all(|l| l.len() != 1) {
+        return t;
+    }
+    let mut escape = t.escape.unwrap_or_default();
+    lits.retain(|l| match l[..] {
+        [b] => {
+            let b = b.to_ascii_lowercase();
+            escape[usize::from(b >> 6)] |= 1 << (b & 63);
+            false
+        }
+        _ => true,
+    });
+    t.escape = Some(escape);
+    t
+}
+
 /// The distinct lower-cased literal prefixes (see [`PREFIX_MAX`]) of `tests`, and
 /// for each the bits of the rules it admits.
 fn index_literals<'a>(tests: impl Iterator<Item = &'a RuleTest>) -> (Vec<Vec<u8>>, Vec<Vec<u32>>) {
@@ -497,6 +544,35 @@ pub fn has(bits: &[u64], bit: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn one_byte_literals_are_tested_on_the_presence_set() {
+        let t = |bit: u32, lits: &[&str]| RuleTest {
+            bit,
+            literals: Some(lits.iter().map(|s| s.as_bytes().to_vec()).collect()),
+            bytes: None,
+            escape: None,
+        };
+        let pf = Prefilter::build_tests(&[t(0, &["=", "select"]), t(1, &["x"]), t(2, &["union"])])
+            .unwrap_or_else(|| panic!("tests"));
+        // Only the longer literals are in the automaton.
+        assert_eq!(pf.literal_count(), 2);
+        let admitted = |v: &str| -> Vec<u32> {
+            let mut scan = Vec::new();
+            pf.scan(v.as_bytes(), &mut scan);
+            (0..3).filter(|&b| pf.admits(&scan, b)).collect()
+        };
+        assert_eq!(admitted("a=b"), vec![0]);
+        assert_eq!(admitted("SELECT"), vec![0]);
+        // Case-insensitively, as the automaton matched.
+        assert_eq!(admitted("X"), vec![1]);
+        assert_eq!(admitted("x union"), vec![1, 2]);
+        assert_eq!(admitted("nothing"), Vec::<u32>::new());
+        // The long-value scan sets them too.
+        let mut scan = vec![0; pf.scan_words()];
+        pf.scan_long_into(b"k=v", &mut scan);
+        assert!(pf.admits(&scan, 0));
+    }
 
     #[test]
     fn a_rules_shortest_match_follows_its_literals() {

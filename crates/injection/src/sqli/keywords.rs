@@ -1,5 +1,6 @@
-//! Keyword and fingerprint lookup in the compiled-in tables (a hash index for
-//! keywords, binary search for fingerprints).
+//! Keyword and fingerprint lookup in the compiled-in tables: words and
+//! fingerprints of up to seven bytes packed into a `u64` and found in a hash
+//! table of such keys; longer keywords through a hash index of the table.
 
 use core::cmp::Ordering;
 
@@ -34,6 +35,12 @@ fn cstrcasecmp(key: &[u8], input: &[u8]) -> Ordering {
 /// are upper case and hold no NUL); here one hash probe finds it (the tokenizer
 /// looks words up about 700 times per kilobyte of input).
 pub fn lookup_word(word: &[u8]) -> Option<TokenType> {
+    // Most words are short: one probe of the packed table, without hashing
+    // byte by byte or comparing strings.
+    if let Some(key) = pack(word) {
+        let kind = short_keywords().get(key)?;
+        return KEYWORDS.get(usize::from(kind)).map(|&(_, t)| t);
+    }
     let mut upper = [0u8; KEY_MAX];
     let upper = upper.get_mut(..word.len())?;
     for (u, &b) in upper.iter_mut().zip(word) {
@@ -84,12 +91,12 @@ fn word_index() -> &'static [u16] {
 /// (libinjection stores the fingerprints upper-cased in its keyword table).
 ///
 /// Fingerprints are at most [`super::MAX_TOKENS`] letters, so each is packed
-/// into one `u64` (see [`pack_fingerprint`]) and found by a binary search over
-/// integers; a longer input (never produced by the tokenizer) falls back to
-/// comparing strings.
+/// into one `u64` (see [`pack`]) and found in a hash table of such keys; a
+/// longer input (never produced by the tokenizer) falls back to comparing
+/// strings.
 pub fn is_fingerprint(fingerprint: &[u8]) -> bool {
-    match pack_fingerprint(fingerprint) {
-        Some(key) => packed_fingerprints().binary_search(&key).is_ok(),
+    match pack(fingerprint) {
+        Some(key) => packed_fingerprints().get(key).is_some(),
         None => search_strings(fingerprint),
     }
 }
@@ -108,7 +115,8 @@ fn search_strings(fingerprint: &[u8]) -> bool {
 
 /// Up to seven bytes, upper-cased, in the high bytes of a `u64` and the length
 /// in the low byte: equal keys exactly when the upper-cased strings are equal.
-fn pack_fingerprint(fp: &[u8]) -> Option<u64> {
+/// Never 0 but for the empty string.
+fn pack(fp: &[u8]) -> Option<u64> {
     if fp.len() > 7 {
         return None;
     }
@@ -119,17 +127,94 @@ fn pack_fingerprint(fp: &[u8]) -> Option<u64> {
     Some(key)
 }
 
-/// The packed keys of every fingerprint of [`FINGERPRINTS`] that packs, sorted.
-fn packed_fingerprints() -> &'static [u64] {
-    static PACKED: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+/// An open-addressing hash table of packed keys (see [`pack`]) with a `u16`
+/// each: one multiply and, mostly, one probe per lookup.
+struct PackedTable {
+    /// Per slot: the key (0: empty) and its value.
+    slots: Vec<(u64, u16)>,
+    /// The empty string's value, if it is a key.
+    empty: Option<u16>,
+}
+
+impl PackedTable {
+    /// A table of `entries`, with at least twice as many slots.
+    fn new(entries: impl Iterator<Item = (u64, u16)>) -> PackedTable {
+        let entries: Vec<(u64, u16)> = entries.collect();
+        let n = (entries.len() * 2).next_power_of_two().max(16);
+        let mut t = PackedTable {
+            slots: vec![(0, 0); n],
+            empty: None,
+        };
+        for (key, value) in entries {
+            if key == 0 {
+                t.empty.get_or_insert(value);
+                continue;
+            }
+            let mut slot = t.slot(key);
+            loop {
+                match t.slots[slot] {
+                    (0, _) => {
+                        t.slots[slot] = (key, value);
+                        break;
+                    }
+                    // The first entry of a key wins (as a binary search over
+                    // deduplicated keys finds one).
+                    (k, _) if k == key => break,
+                    _ => slot = (slot + 1) & (n - 1),
+                }
+            }
+        }
+        t
+    }
+
+    /// The home slot of `key`.
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
+    }
+
+    /// The value of `key`.
+    #[inline]
+    fn get(&self, key: u64) -> Option<u16> {
+        if key == 0 {
+            return self.empty;
+        }
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot(key);
+        loop {
+            match *self.slots.get(slot)? {
+                (0, _) => return None,
+                (k, v) if k == key => return Some(v),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+}
+
+/// Every fingerprint of [`FINGERPRINTS`] that packs.
+fn packed_fingerprints() -> &'static PackedTable {
+    static PACKED: std::sync::OnceLock<PackedTable> = std::sync::OnceLock::new();
     PACKED.get_or_init(|| {
-        let mut keys: Vec<u64> = FINGERPRINTS
-            .iter()
-            .filter_map(|fp| pack_fingerprint(fp.as_bytes()))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys
+        PackedTable::new(
+            FINGERPRINTS
+                .iter()
+                .filter_map(|fp| pack(fp.as_bytes()))
+                .map(|k| (k, 0)),
+        )
+    })
+}
+
+/// The keywords of [`KEYWORDS`] that pack, with their positions.
+fn short_keywords() -> &'static PackedTable {
+    static SHORT: std::sync::OnceLock<PackedTable> = std::sync::OnceLock::new();
+    SHORT.get_or_init(|| {
+        PackedTable::new(
+            KEYWORDS
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (key, _))| Some((pack(key.as_bytes())?, u16::try_from(i).ok()?))),
+        )
     })
 }
 
