@@ -76,6 +76,51 @@ inline_bytes!(
     24
 );
 
+/// Where a key was last found in a collection: a hint, kept by the rule that
+/// names the key (a macro's `%{tx.key}`, a `setvar` key), checked against the
+/// key found at that position before use. TX starts every transaction from the
+/// same baseline, so a key read by every transaction is found at once, without
+/// hashing it. Shared by every thread running the program (a relaxed atomic:
+/// any value is safe).
+#[derive(Debug)]
+pub struct Hint(std::sync::atomic::AtomicU32);
+
+impl Default for Hint {
+    fn default() -> Self {
+        Hint(std::sync::atomic::AtomicU32::new(u32::MAX))
+    }
+}
+
+impl Clone for Hint {
+    fn clone(&self) -> Self {
+        Hint(std::sync::atomic::AtomicU32::new(self.get()))
+    }
+}
+
+/// Hints never make two keys or rules different.
+impl PartialEq for Hint {
+    fn eq(&self, _: &Hint) -> bool {
+        true
+    }
+}
+
+impl Eq for Hint {}
+
+impl Hint {
+    #[inline]
+    fn get(&self) -> u32 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn set(&self, i: usize) {
+        let i = u32::try_from(i).unwrap_or(u32::MAX);
+        if self.get() != i {
+            self.0.store(i, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
 /// A collection: lower-case keys to values, in insertion order.
 #[derive(Debug)]
 pub struct Collection {
@@ -332,6 +377,45 @@ impl Collection {
         self.vars.get(key).map(|v| v.as_slice())
     }
 
+    /// As [`Collection::get_lower_bytes`], trying the position `hint` gives first
+    /// (and keeping where the key was found in it).
+    #[inline]
+    pub fn get_lower_hinted(&self, key: &[u8], hint: &Hint) -> Option<&[u8]> {
+        if let Some(i) = self.hinted_index(key, hint) {
+            return self.vars.get_index(i).map(|(_, v)| v.as_slice());
+        }
+        let (i, _, v) = self.vars.get_full(key)?;
+        hint.set(i);
+        Some(v.as_slice())
+    }
+
+    /// The position `hint` gives, when the key is there.
+    #[inline]
+    fn hinted_index(&self, key: &[u8], hint: &Hint) -> Option<usize> {
+        let i = hint.get() as usize;
+        let (k, _) = self.vars.get_index(i)?;
+        (k.as_slice() == key).then_some(i)
+    }
+
+    /// As [`Collection::set_lower_bytes`], trying the position `hint` gives first
+    /// (and keeping where the key was found or added in it).
+    pub fn set_lower_hinted(&mut self, key: &[u8], value: &[u8], hint: &Hint) {
+        if digit_key(key).is_none() {
+            if let Some(i) = self.hinted_index(key, hint) {
+                if let Some((_, v)) = self.vars.get_index_mut(i) {
+                    v.clear();
+                    v.extend_from_slice(value);
+                }
+                if let Some(b) = &mut self.baseline {
+                    b.set(i);
+                }
+                return;
+            }
+        }
+        let i = self.set_lower_at(key, value);
+        hint.set(i);
+    }
+
     /// Where the key `d` (a digit) is, when the hint still holds.
     #[inline]
     fn digit_index(&self, d: usize) -> Option<usize> {
@@ -349,6 +433,11 @@ impl Collection {
     /// As [`Collection::set_lower`], the key given as bytes (valid UTF-8: keys
     /// are strings).
     pub fn set_lower_bytes(&mut self, key: &[u8], value: &[u8]) {
+        self.set_lower_at(key, value);
+    }
+
+    /// As [`Collection::set_lower_bytes`]; returns the key's position.
+    fn set_lower_at(&mut self, key: &[u8], value: &[u8]) -> usize {
         debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
         debug_assert!(std::str::from_utf8(key).is_ok());
         let digit = digit_key(key);
@@ -365,7 +454,7 @@ impl Collection {
             if let Some(d) = digit {
                 self.digits[d] = i as u32;
             }
-            return;
+            return i;
         }
         // A new member goes after every existing one (beyond a baseline's).
         let (i, _) = self
@@ -374,6 +463,7 @@ impl Collection {
         if let Some(d) = digit {
             self.digits[d] = i as u32;
         }
+        i
     }
 
     /// Sets a key.
@@ -563,6 +653,8 @@ mod restore_tests {
     #[derive(Debug, Clone)]
     enum Op {
         SetLower(usize, u8),
+        /// Through the key's position hint (a `setvar` with a literal key).
+        SetHinted(usize, u8),
         SetUpper(usize, u8),
         Remove(usize),
         Expire(usize),
@@ -575,15 +667,19 @@ mod restore_tests {
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             (0..KEYS.len(), any::<u8>()).prop_map(|(k, v)| Op::SetLower(k, v)),
+            (0..KEYS.len(), any::<u8>()).prop_map(|(k, v)| Op::SetHinted(k, v)),
             (0..KEYS.len(), any::<u8>()).prop_map(|(k, v)| Op::SetUpper(k, v)),
             (0..KEYS.len()).prop_map(Op::Remove),
             (0..KEYS.len()).prop_map(Op::Expire),
         ]
     }
 
-    fn apply(c: &mut Collection, op: &Op) {
+    fn apply(c: &mut Collection, op: &Op, hints: &[super::Hint]) {
         match *op {
             Op::SetLower(k, v) => c.set_lower(&KEYS[k].to_ascii_lowercase(), &[v]),
+            Op::SetHinted(k, v) => {
+                c.set_lower_hinted(KEYS[k].to_ascii_lowercase().as_bytes(), &[v], &hints[k]);
+            }
             Op::SetUpper(k, v) => c.set_slice(&KEYS[k].to_ascii_uppercase(), &[v, v]),
             Op::Remove(k) => c.remove(KEYS[k]),
             Op::Expire(k) => c.expire(KEYS[k], 7),
@@ -611,12 +707,14 @@ mod restore_tests {
                 .collect();
             prop_assert_eq!(selectors.len(), 4);
             let mut c = Collection::default();
+            // Kept across transactions, as rules keep them.
+            let hints: Vec<super::Hint> = KEYS.iter().map(|_| super::Hint::default()).collect();
             for ops in &rounds {
                 c.restore_from(&base, 9);
                 prop_assert!(c == base);
                 prop_assert!(c.iter().eq(base.iter()));
                 for op in ops {
-                    apply(&mut c, op);
+                    apply(&mut c, op, &hints);
                     // A regex selects what testing every key selects (the
                     // baseline's keys found once, whatever changed since).
                     for sel in &selectors {
@@ -631,11 +729,13 @@ mod restore_tests {
                     }
                     // Every key reads what the members hold (the digit keys'
                     // position hints included, after removals moved members).
-                    for k in KEYS {
+                    for (k, hint) in KEYS.iter().zip(&hints) {
                         let k = k.to_ascii_lowercase();
                         let member = c.iter().find(|(m, _)| *m == k).map(|(_, v)| v);
                         prop_assert_eq!(c.get_lower(&k), member);
                         prop_assert_eq!(c.get(&k), member);
+                        // Whatever position the hint holds.
+                        prop_assert_eq!(c.get_lower_hinted(k.as_bytes(), hint), member);
                     }
                 }
             }

@@ -815,6 +815,7 @@ impl Compiler<'_> {
                         op: sv.op,
                         value: MacroString::parse(&sv.value),
                         key_literal,
+                        hint: Default::default(),
                     });
                 }
                 ("ctl", ActionValue::Ctl(c)) => match self.ctl(c, a.span) {

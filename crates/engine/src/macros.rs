@@ -14,6 +14,8 @@ pub enum Part {
         var: Var,
         /// The key, lower case, for collections.
         key: Option<String>,
+        /// Where the key was last found in its collection.
+        hint: crate::collection::Hint,
     },
 }
 
@@ -42,7 +44,11 @@ impl MacroString {
                         if !lit.is_empty() {
                             parts.push(Part::Literal(std::mem::take(&mut lit)));
                         }
-                        parts.push(Part::Var { var, key });
+                        parts.push(Part::Var {
+                            var,
+                            key,
+                            hint: Default::default(),
+                        });
                         i += 2 + end + 1;
                         continue;
                     }
@@ -82,11 +88,21 @@ impl MacroString {
         out: &mut Vec<u8>,
         mut resolve: impl FnMut(Var, Option<&str>, &mut Vec<u8>),
     ) {
+        self.expand_into_hinted(out, |var, key, _, out| resolve(var, key, out));
+    }
+
+    /// As [`MacroString::expand_into`], with each variable part's key hint (see
+    /// [`crate::collection::Hint`]).
+    pub fn expand_into_hinted(
+        &self,
+        out: &mut Vec<u8>,
+        mut resolve: impl FnMut(Var, Option<&str>, &crate::collection::Hint, &mut Vec<u8>),
+    ) {
         out.clear();
         for p in &self.parts {
             match p {
                 Part::Literal(l) => out.extend_from_slice(l),
-                Part::Var { var, key } => resolve(*var, key.as_deref(), out),
+                Part::Var { var, key, hint } => resolve(*var, key.as_deref(), hint, out),
             }
         }
     }

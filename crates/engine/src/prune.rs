@@ -465,6 +465,7 @@ fn expand_static(facts: &Facts, st: &State, m: &MacroString) -> Option<Vec<u8>> 
             Part::Var {
                 var: Var::Tx,
                 key: Some(k),
+                ..
             } => {
                 if let Some(v) = lookup(facts, st, k)? {
                     out.extend_from_slice(v);

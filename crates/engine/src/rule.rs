@@ -319,6 +319,8 @@ pub struct SetVarAction {
     pub value: MacroString,
     /// The key, lower-cased, when it has no macro (resolved at load time).
     pub key_literal: Option<String>,
+    /// Where the literal key was last found in its collection.
+    pub hint: crate::collection::Hint,
 }
 
 /// The tag regex of a `ctl:ruleRemoveByTag` or `ctl:ruleRemoveTargetByTag`, with

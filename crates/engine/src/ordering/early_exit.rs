@@ -145,6 +145,7 @@ fn analyse_phase(program: &Program, p: usize) -> Option<EarlyExit> {
                     [Part::Var {
                         var: Var::Tx,
                         key: Some(x),
+                        ..
                     }],
                 ) => {
                     scores.push(x.clone());
@@ -238,6 +239,7 @@ fn blocking_shape(rule: &Rule) -> Option<(String, Threshold)> {
             [Part::Var {
                 var: Var::Tx,
                 key: Some(k),
+                ..
             }] => Threshold::Tx(k.clone()),
             _ => return None,
         },
@@ -384,6 +386,7 @@ fn adds_non_negative(program: &Program, sv: &crate::rule::SetVarAction) -> bool 
     let [Part::Var {
         var: Var::Tx,
         key: Some(k),
+        ..
     }] = sv.value.parts()
     else {
         return false;

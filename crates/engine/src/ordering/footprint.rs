@@ -240,7 +240,8 @@ fn non_negative_value(v: &MacroString) -> bool {
             v.parts(),
             [Part::Var {
                 var: Var::Tx,
-                key: Some(_)
+                key: Some(_),
+                ..
             }]
         ),
     }
@@ -287,7 +288,7 @@ fn key_of(col: &str, sel: &KeySel) -> Key {
 /// chain's captures are its own by then.
 fn read_macro(f: &mut Footprint, m: &MacroString, own: bool, captured: bool) {
     for p in m.parts() {
-        if let Part::Var { var, key } = p {
+        if let Part::Var { var, key, .. } = p {
             if *var == Var::Tx {
                 match key {
                     Some(k) if is_digit_key(k) => {

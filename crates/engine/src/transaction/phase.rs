@@ -1118,12 +1118,27 @@ impl Transaction {
             let Some(col) = self.collection_mut(sv.collection) else {
                 continue;
             };
+            // A literal key's position hint (a key from macros has none).
+            let hint = sv.key_literal.as_ref().map(|_| &sv.hint);
             match sv.op {
-                SetVarOp::Set => col.set_lower_bytes(key, &value),
-                SetVarOp::Flag => col.set_lower_bytes(key, b"1"),
+                SetVarOp::Set | SetVarOp::Flag => {
+                    let v = if sv.op == SetVarOp::Set {
+                        &value[..]
+                    } else {
+                        b"1"
+                    };
+                    match hint {
+                        Some(h) => col.set_lower_hinted(key, v, h),
+                        None => col.set_lower_bytes(key, v),
+                    }
+                }
                 SetVarOp::Unset => col.remove(&String::from_utf8_lossy(key)),
                 SetVarOp::Add | SetVarOp::Sub => {
-                    let a = parse_int(col.get_lower_bytes(key).unwrap_or(b"0"));
+                    let old = match hint {
+                        Some(h) => col.get_lower_hinted(key, h),
+                        None => col.get_lower_bytes(key),
+                    };
+                    let a = parse_int(old.unwrap_or(b"0"));
                     let b = parse_int(&value);
                     let r = if sv.op == SetVarOp::Add {
                         a.saturating_add(b)
@@ -1131,7 +1146,10 @@ impl Transaction {
                         a.saturating_sub(b)
                     };
                     let mut digits = [0u8; 20];
-                    col.set_lower_bytes(key, format_int(r, &mut digits));
+                    match hint {
+                        Some(h) => col.set_lower_hinted(key, format_int(r, &mut digits), h),
+                        None => col.set_lower_bytes(key, format_int(r, &mut digits)),
+                    }
                 }
             }
         }

@@ -374,7 +374,15 @@ impl Transaction {
 
     /// Expands a macro string into `out`.
     pub(crate) fn expand(&self, m: &MacroString, rule: Option<&Rule>, out: &mut Vec<u8>) {
-        m.expand_into(out, |var, key, out| self.first_value(var, key, rule, out));
+        m.expand_into_hinted(out, |var, key, hint, out| match (var, key) {
+            // TX members by name, at the position the hint gives when it holds.
+            (Var::Tx, Some(k)) => {
+                if let Some(v) = self.state.tx.get_lower_hinted(k.as_bytes(), hint) {
+                    out.extend_from_slice(v);
+                }
+            }
+            _ => self.first_value(var, key, rule, out),
+        });
     }
 
     /// Expands a macro string to a `String` (lossy).
