@@ -284,11 +284,16 @@ impl ValueEntry {
 #[derive(Debug, Default)]
 struct Table {
     map: FxHashSet<Keyed>,
+    /// The entries by their position in this table (see [`Keyed`]).
+    entries: Vec<Arc<ValueEntry>>,
 }
 
 /// An entry as a key of [`Table::map`]: hashed and compared by its value's bytes.
 #[derive(Debug)]
-struct Keyed(Arc<ValueEntry>);
+/// With the entry's position in [`Table::entries`], which a transaction keeps
+/// instead of a counted reference (no reference count to raise and drop per
+/// value: the snapshot it holds keeps the entries alive).
+struct Keyed(Arc<ValueEntry>, u32);
 
 impl std::borrow::Borrow<[u8]> for Keyed {
     fn borrow(&self) -> &[u8] {
@@ -337,6 +342,23 @@ impl Snapshot {
     /// The entry of `value`, when the table has one.
     pub fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
         self.0.lookup(value)
+    }
+
+    /// The position of `value`'s entry, when the table has one (counted as a
+    /// hit, as [`Snapshot::lookup`]); [`Snapshot::entry`] gives the entry.
+    pub fn position(&self, value: &[u8]) -> Option<u32> {
+        if value.len() > MAX_VALUE_LEN {
+            return None;
+        }
+        let k = self.0.map.get(value)?;
+        k.0.hits.fetch_add(1, Ordering::Relaxed);
+        Some(k.1)
+    }
+
+    /// The entry at a position [`Snapshot::position`] gave.
+    #[inline]
+    pub fn entry(&self, position: u32) -> Option<&ValueEntry> {
+        self.0.entries.get(position as usize).map(|e| &**e)
     }
 }
 
@@ -513,7 +535,7 @@ impl ResultCache {
             New(Box<[u8]>, u32),
         }
         let mut picks: Vec<(u64, Pick)> = Vec::new();
-        for Keyed(e) in old.map.iter() {
+        for Keyed(e, _) in old.map.iter() {
             let hits = e.hits.swap(0, Ordering::Relaxed);
             let score = e.score.load(Ordering::Relaxed) / 2 + u64::from(hits) * u64::from(e.cost);
             e.score.store(score, Ordering::Relaxed);
@@ -530,6 +552,7 @@ impl ResultCache {
         picks.truncate(self.capacity);
         let mut map = FxHashSet::default();
         map.reserve(picks.len());
+        let mut entries = Vec::with_capacity(picks.len());
         for (weight, p) in picks {
             let e = match p {
                 Pick::Keep(e) => e,
@@ -541,9 +564,11 @@ impl ResultCache {
                     weight,
                 )),
             };
-            map.insert(Keyed(e));
+            let position = u32::try_from(entries.len()).unwrap_or(u32::MAX);
+            entries.push(Arc::clone(&e));
+            map.insert(Keyed(e, position));
         }
-        self.table.store(Arc::new(Table { map }));
+        self.table.store(Arc::new(Table { map, entries }));
         self.rebuilds.fetch_add(1, Ordering::Relaxed);
         self.rebuilding.store(false, Ordering::Release);
     }

@@ -3,21 +3,19 @@
 //! transformation memo: a value is transformed at most once per chain, whatever the
 //! number of rules that inspect it.
 
-use std::sync::Arc;
-
 use crate::value_cache::{ResultCache, Snapshot, ValueEntry};
 use crate::variable::Var;
 
 /// A slot's state in the result cache.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 enum Cached {
     /// Not looked up yet.
     #[default]
     NotLooked,
     /// Not in the table; the processing cost the value has needed so far.
     Miss(u32),
-    /// Its entry.
-    Hit(Arc<ValueEntry>),
+    /// Its entry's position in the transaction's snapshot of the table.
+    Hit(u32),
 }
 
 /// One stored value: the member key (empty for single-valued variables) and value.
@@ -184,8 +182,8 @@ impl Data {
         if let Cached::NotLooked = state {
             *state = Self::look_up(&mut self.table, cache, &self.arena[i].value);
         }
-        match state {
-            Cached::Hit(e) => Some(e),
+        match *state {
+            Cached::Hit(e) => self.table.as_ref()?.entry(e),
             _ => None,
         }
     }
@@ -193,7 +191,10 @@ impl Data {
     /// The first lookup of a slot's value (kept out of line: once per slot).
     #[inline(never)]
     fn look_up(table: &mut Option<Snapshot>, cache: &ResultCache, value: &[u8]) -> Cached {
-        match table.get_or_insert_with(|| cache.snapshot()).lookup(value) {
+        match table
+            .get_or_insert_with(|| cache.snapshot())
+            .position(value)
+        {
             Some(e) => Cached::Hit(e),
             None => Cached::Miss(0),
         }
