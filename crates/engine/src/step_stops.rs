@@ -320,19 +320,29 @@ mod tests {
             .collect()
     }
 
+    /// Rule 2, folded to a match at load time (TX:pl is 1), jumps over rule 3
+    /// (`rule3`) to END-A; `after` follows the marker.
+    fn behind_a_gate(rule3: &str, after: &str) -> String {
+        format!(
+            "SecRuleEngine On\n\
+             SecAction \"id:1,phase:1,pass,nolog,setvar:tx.pl=1\"\n\
+             SecRule TX:pl \"@lt 2\" \"id:2,phase:1,pass,nolog,skipAfter:END-A\"\n\
+             {rule3}\n\
+             SecMarker END-A\n\
+             {after}"
+        )
+    }
+
     #[test]
     fn steps_behind_a_jump_that_always_happens_are_not_reachable() {
-        // Rule 2 is folded to a match at load time (TX:pl is 1) and jumps over
-        // rule 3; rule 5 may or may not jump, so rule 6 stays reachable.
-        let rules = "SecRuleEngine On\n\
-            SecAction \"id:1,phase:1,pass,nolog,setvar:tx.pl=1\"\n\
-            SecRule TX:pl \"@lt 2\" \"id:2,phase:1,pass,nolog,skipAfter:END-A\"\n\
-            SecRule ARGS \"@rx evil\" \"id:3,phase:1,pass,log\"\n\
-            SecMarker END-A\n\
-            SecRule ARGS \"@rx good\" \"id:4,phase:1,pass,log\"\n\
-            SecRule ARGS \"@rx jump\" \"id:5,phase:1,pass,nolog,skipAfter:END-B\"\n\
-            SecRule ARGS \"@rx other\" \"id:6,phase:1,pass,log\"\n\
-            SecMarker END-B\n";
+        // Rule 5 may or may not jump, so rule 6 stays reachable.
+        let rules = &behind_a_gate(
+            "SecRule ARGS \"@rx evil\" \"id:3,phase:1,pass,log\"",
+            "SecRule ARGS \"@rx good\" \"id:4,phase:1,pass,log\"\n\
+             SecRule ARGS \"@rx jump\" \"id:5,phase:1,pass,nolog,skipAfter:END-B\"\n\
+             SecRule ARGS \"@rx other\" \"id:6,phase:1,pass,log\"\n\
+             SecMarker END-B\n",
+        );
         let options = crate::Options::parse("prune,prefilter").unwrap();
         let program = crate::Program::from_str_with("r.conf", rules, &options).unwrap();
         let ids = phase_ids(&program);
@@ -358,12 +368,10 @@ mod tests {
     fn rules_the_loop_cannot_reach_have_no_prefilter_bit_and_no_literal() {
         // Rule 3 sits behind the folded gate: it never runs, and its literal
         // (`evilword`) is not in the automaton; rule 4's is.
-        let rules = "SecRuleEngine On\n\
-            SecAction \"id:1,phase:1,pass,nolog,setvar:tx.pl=1\"\n\
-            SecRule TX:pl \"@lt 2\" \"id:2,phase:1,pass,nolog,skipAfter:END-A\"\n\
-            SecRule ARGS \"@contains evilword\" \"id:3,phase:1,deny,log\"\n\
-            SecMarker END-A\n\
-            SecRule ARGS \"@contains goodword\" \"id:4,phase:1,deny,log\"\n";
+        let rules = &behind_a_gate(
+            "SecRule ARGS \"@contains evilword\" \"id:3,phase:1,deny,log\"",
+            "SecRule ARGS \"@contains goodword\" \"id:4,phase:1,deny,log\"\n",
+        );
         let bits = |opts: &str| {
             let (opts, verify) = match opts.strip_suffix(",verify") {
                 Some(o) => (o, true),
