@@ -324,13 +324,18 @@ impl std::ops::Deref for Keyed {
 }
 
 impl Table {
-    fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
+    /// The entry of `value`, with its position, counted as a hit.
+    fn find(&self, value: &[u8]) -> Option<&Keyed> {
         if value.len() > MAX_VALUE_LEN {
             return None;
         }
-        let e = Arc::clone(&self.map.get(value)?.0);
-        e.hits.fetch_add(1, Ordering::Relaxed);
-        Some(e)
+        let k = self.map.get(value)?;
+        k.0.hits.fetch_add(1, Ordering::Relaxed);
+        Some(k)
+    }
+
+    fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
+        self.find(value).map(|k| Arc::clone(&k.0))
     }
 }
 
@@ -347,12 +352,7 @@ impl Snapshot {
     /// The position of `value`'s entry, when the table has one (counted as a
     /// hit, as [`Snapshot::lookup`]); [`Snapshot::entry`] gives the entry.
     pub fn position(&self, value: &[u8]) -> Option<u32> {
-        if value.len() > MAX_VALUE_LEN {
-            return None;
-        }
-        let k = self.0.map.get(value)?;
-        k.0.hits.fetch_add(1, Ordering::Relaxed);
-        Some(k.1)
+        self.0.find(value).map(|k| k.1)
     }
 
     /// The entry at a position [`Snapshot::position`] gave.
