@@ -352,13 +352,22 @@ impl Collection {
 impl Collection {
     /// The value of a key (keys are case-insensitive).
     pub fn get(&self, key: &str) -> Option<&[u8]> {
-        if key.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.vars
-                .get(key.to_ascii_lowercase().as_bytes())
-                .map(|v| v.as_slice())
-        } else {
-            self.vars.get(key.as_bytes()).map(|v| v.as_slice())
+        let key = key.as_bytes();
+        if !key.iter().any(u8::is_ascii_uppercase) {
+            return self.vars.get(key).map(|v| v.as_slice());
         }
+        // Rules name members in upper case (`TX:BLOCKING_PARANOIA_LEVEL`): the
+        // lower-cased key on the stack, not in a new string per lookup.
+        let mut buf = [0u8; 64];
+        let lower = match buf.get_mut(..key.len()) {
+            Some(b) => {
+                b.copy_from_slice(key);
+                b.make_ascii_lowercase();
+                self.vars.get(&*b)
+            }
+            None => self.vars.get(key.to_ascii_lowercase().as_slice()),
+        };
+        lower.map(|v| v.as_slice())
     }
 
     /// The value of a key known to hold no ASCII upper-case letter (macro keys

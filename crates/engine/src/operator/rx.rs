@@ -23,6 +23,9 @@ pub(crate) struct Rx {
     bytes: Option<ByteReq>,
     /// The shortest match's length in bytes (0: unknown).
     min_len: usize,
+    /// The pattern is `^.*$` (CRS's idiom for "capture the whole value", in 30
+    /// rules): with `PCRE_DOTALL` it matches every value, whole, so no search.
+    whole: bool,
 }
 
 impl Rx {
@@ -47,6 +50,7 @@ impl Rx {
             literals,
             bytes,
             min_len,
+            whole: argument == "^.*$",
         })
     }
 }
@@ -56,6 +60,13 @@ impl Operator for Rx {
         let Some(pattern) = &self.pattern else {
             return true;
         };
+        if self.whole {
+            if let Some(c) = captures {
+                c.clear();
+                c.set(0, input);
+            }
+            return true;
+        }
         // Most values do not match: decide with the fast (DFA) search first and run
         // the slower capturing search only for a match.
         if !pattern.is_match(input) {
@@ -89,5 +100,54 @@ impl Operator for Rx {
                 .as_ref()
                 .map_or(RegexEngine::Linear, Pattern::engine),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `^.*$` shortcut gives what the compiled pattern gives, match and
+    /// capture, on values with newlines (first, last, only, doubled, CRLF), on
+    /// the empty value and on every byte.
+    #[test]
+    fn whole_value_pattern_matches_as_the_regex_does() {
+        let env = OperatorEnv::default();
+        let rx = Rx::new("^.*$", &env).unwrap_or_else(|e| panic!("{e}"));
+        assert!(rx.whole);
+        let pattern = Pattern::compile("^.*$", super::super::regex::DEFAULT_MATCH_LIMIT)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut inputs: Vec<Vec<u8>> = [
+            &b""[..],
+            b"a",
+            b"\n",
+            b"a\n",
+            b"\na",
+            b"a\nb",
+            b"a\nb\n",
+            b"\n\n",
+            b"\r\n",
+            b"x\r\ny\r\n",
+            b"User-Agent",
+            b"\xff\xfe\n\x00",
+        ]
+        .iter()
+        .map(|b| b.to_vec())
+        .collect();
+        inputs.extend((0..=255u8).map(|b| vec![b]));
+        inputs.extend((0..=255u8).map(|b| vec![b'k', b, b'\n']));
+        for input in &inputs {
+            let mut expected = Captures::default();
+            let matched = pattern.is_match(input) && pattern.captures_first(input, &mut expected);
+            let mut got = Captures::default();
+            assert_eq!(rx.evaluate(input, Some(&mut got)), matched, "{input:?}");
+            assert_eq!(rx.evaluate(input, None), matched, "{input:?}");
+            let groups = |c: &Captures| {
+                (0..10)
+                    .map(|i| c.get(i).map(<[u8]>::to_vec))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(groups(&got), groups(&expected), "{input:?}");
+        }
     }
 }

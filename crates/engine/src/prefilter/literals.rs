@@ -16,6 +16,9 @@ const MAX_SET: usize = 64;
 const MAX_LEN: usize = 24;
 /// Largest byte class expanded into single-byte alternatives.
 const MAX_CLASS: usize = 8;
+/// Most literals of a set formed where a run of exact parts meets a part that is
+/// not exact (the run times the strings the part's matches begin with).
+const MAX_EDGE: usize = 256;
 
 /// Required literals of a pattern already translated to the `regex` crate's syntax
 /// for bytes (as compiled by `regex::bytes`), or `None` when a match needs none.
@@ -52,7 +55,8 @@ pub struct RequiredLiterals {
 
 /// As [`regex_literals`]; for a pattern without usable literals, the literals of
 /// its matches that hold none of its rare bytes, with those bytes to escape (see
-/// [`without_rare_bytes`]).
+/// [`without_rare_bytes`]); failing those, literals joined across the parts of
+/// concatenations that are not exact (see [`concat_required`]).
 pub fn regex_required(translated: &str) -> Option<RequiredLiterals> {
     let hir = regex_syntax::ParserBuilder::new()
         .utf8(false)
@@ -65,7 +69,17 @@ pub fn regex_required(translated: &str) -> Option<RequiredLiterals> {
             escape: None,
         });
     }
-    without_rare_bytes(&hir)
+    if let Some(r) = without_rare_bytes(&hir) {
+        return Some(r);
+    }
+    // Last, longer literals joined across parts that are not exact (a pattern
+    // made of alternations with optional pieces, as CRS's path traversal one).
+    required_with(&hir, true)
+        .filter(|s| score(s) >= 2)
+        .map(|literals| RequiredLiterals {
+            literals,
+            escape: None,
+        })
 }
 
 /// Bytes that benign values rarely hold (see [`literal_score`]).
@@ -281,7 +295,12 @@ fn class_bytes(class: &Class) -> Option<Vec<u8>> {
 /// `a x b`: every concatenation, when the product stays small (literals longer
 /// than [`MAX_LEN`] are cut to their prefix, which is still required).
 fn cross(a: &[Vec<u8>], b: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
-    if a.len().saturating_mul(b.len()) > MAX_SET {
+    cross_within(a, b, MAX_SET)
+}
+
+/// [`cross`] with at most `max` products.
+fn cross_within(a: &[Vec<u8>], b: &[Vec<u8>], max: usize) -> Option<Vec<Vec<u8>>> {
+    if a.len().saturating_mul(b.len()) > max {
         return None;
     }
     let mut out: Vec<Vec<u8>> = Vec::with_capacity(a.len() * b.len());
@@ -345,13 +364,130 @@ fn exact(h: &Hir) -> Option<Vec<Vec<u8>>> {
     }
 }
 
+/// Strings one of which every match of `h` begins with, lower-cased (at most
+/// [`MAX_SET`], each at most [`MAX_LEN`] long: a prefix of a match's prefix is
+/// one too); `[""]` when nothing is known. A run of exact parts followed by `h`
+/// is followed by one of them, so each run string joined to one is required.
+fn prefixes(h: &Hir) -> Vec<Vec<u8>> {
+    if let Some(set) = exact(h) {
+        return set;
+    }
+    match h.kind() {
+        HirKind::Capture(c) => prefixes(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => prefixes(&r.sub),
+        HirKind::Alternation(branches) => {
+            let mut set: Vec<Vec<u8>> = Vec::new();
+            for b in branches {
+                for l in prefixes(b) {
+                    if l.is_empty() {
+                        return vec![Vec::new()];
+                    }
+                    if !set.contains(&l) {
+                        set.push(l);
+                    }
+                }
+                if set.len() > MAX_SET {
+                    return vec![Vec::new()];
+                }
+            }
+            set
+        }
+        HirKind::Concat(parts) => {
+            // The exact parts from the first on, then the first other part's
+            // prefixes (cut to a prefix when the product grows too large).
+            let mut acc = vec![Vec::new()];
+            for p in parts {
+                let (next, last) = match exact(p) {
+                    Some(e) => (e, false),
+                    None => (prefixes(p), true),
+                };
+                match cross(&acc, &next) {
+                    Some(n) => acc = n,
+                    None => return acc,
+                }
+                if last {
+                    break;
+                }
+            }
+            acc
+        }
+        _ => vec![Vec::new()],
+    }
+}
+
+/// Strings one of which every match of `h` ends with, lower-cased (at most
+/// [`MAX_SET`]); `[""]` when nothing is known. Never cut: a cut string would not
+/// end the match, so a set that would need one is given up (the empty string).
+/// `h` followed by a run of exact parts ends with one of them, followed by the
+/// run: each joined to a run string is required.
+fn suffixes(h: &Hir) -> Vec<Vec<u8>> {
+    let whole = |set: Vec<Vec<u8>>| {
+        if set.iter().any(|l| l.len() >= MAX_LEN) {
+            vec![Vec::new()]
+        } else {
+            set
+        }
+    };
+    if let Some(set) = exact(h) {
+        return whole(set);
+    }
+    match h.kind() {
+        HirKind::Capture(c) => suffixes(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => suffixes(&r.sub),
+        HirKind::Alternation(branches) => {
+            let mut set: Vec<Vec<u8>> = Vec::new();
+            for b in branches {
+                for l in suffixes(b) {
+                    if l.is_empty() {
+                        return vec![Vec::new()];
+                    }
+                    if !set.contains(&l) {
+                        set.push(l);
+                    }
+                }
+                if set.len() > MAX_SET {
+                    return vec![Vec::new()];
+                }
+            }
+            set
+        }
+        HirKind::Concat(parts) => {
+            // The exact parts from the last back, then the last other part's
+            // suffixes before them.
+            let mut acc = vec![Vec::new()];
+            for p in parts.iter().rev() {
+                let (before, last) = match exact(p) {
+                    Some(e) => (e, false),
+                    None => (suffixes(p), true),
+                };
+                match cross(&before, &acc) {
+                    Some(n) if n.iter().all(|l| l.len() < MAX_LEN) => acc = n,
+                    _ => return acc,
+                }
+                if last {
+                    break;
+                }
+            }
+            acc
+        }
+        _ => vec![Vec::new()],
+    }
+}
+
 /// Literals one of which occurs in every match of `h`, or `None`.
 fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
+    required_with(h, false)
+}
+
+/// [`required`]; with `edges`, concatenations whose runs of exact parts give no
+/// selective literal are also joined across their other parts (see
+/// [`concat_required`]): longer literals, but more of them.
+fn required_with(h: &Hir, edges: bool) -> Option<Vec<Vec<u8>>> {
     if let Some(set) = exact(h) {
         return (!set.iter().any(Vec::is_empty)).then_some(set);
     }
     match h.kind() {
-        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Capture(c) => required_with(&c.sub, edges),
         HirKind::Repetition(r) if r.min >= 1 => {
             // `x{n,}` contains `x` n times in a row: use that when exact and small.
             if let Some(sub) = exact(&r.sub) {
@@ -366,12 +502,12 @@ fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
                     return Some(acc);
                 }
             }
-            required(&r.sub)
+            required_with(&r.sub, edges)
         }
         HirKind::Alternation(branches) => {
             let mut set: Vec<Vec<u8>> = Vec::new();
             for b in branches {
-                for lit in required(b)? {
+                for lit in required_with(b, edges)? {
                     if !set.contains(&lit) {
                         set.push(lit);
                     }
@@ -383,46 +519,130 @@ fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
             Some(set)
         }
         HirKind::Concat(parts) => {
-            let mut best: Option<Vec<Vec<u8>>> = None;
-            let mut consider = |cand: Vec<Vec<u8>>| {
-                if cand.is_empty() || cand.iter().any(Vec::is_empty) {
-                    return;
-                }
-                let better = match &best {
-                    None => true,
-                    Some(b) => {
-                        (score(&cand), std::cmp::Reverse(cand.len()))
-                            > (score(b), std::cmp::Reverse(b.len()))
-                    }
-                };
-                if better {
-                    best = Some(cand);
-                }
-            };
-            // Runs of consecutive exact parts form longer literals (their cross
-            // product); a run that would grow too large starts again.
-            let mut run: Vec<Vec<u8>> = vec![Vec::new()];
-            for p in parts {
-                match exact(p) {
-                    Some(e) => match cross(&run, &e) {
-                        Some(next) => run = next,
-                        None => {
-                            consider(std::mem::replace(&mut run, e));
-                        }
-                    },
-                    None => {
-                        consider(std::mem::replace(&mut run, vec![Vec::new()]));
-                        if let Some(set) = required(p) {
-                            consider(set);
-                        }
-                    }
-                }
+            // Literals within runs of exact parts; with `edges`, when those are
+            // not selective, the runs joined across the other parts too.
+            let known: Vec<Known> = parts
+                .iter()
+                .map(|p| match exact(p) {
+                    Some(e) => Known::Exact(e),
+                    None => Known::Required(required_with(p, edges)),
+                })
+                .collect();
+            let within = concat_required(parts, &known, false);
+            if !edges || within.as_ref().is_some_and(|s| score(s) >= 2) {
+                return within;
             }
-            consider(run);
-            best
+            match concat_required(parts, &known, true) {
+                Some(across) if within.as_ref().is_none_or(|w| score(&across) > score(w)) => {
+                    Some(across)
+                }
+                _ => within,
+            }
         }
         _ => None,
     }
+}
+
+/// The literals where a run (strings one of which ends right before a part)
+/// meets the part (`start`: strings one of which its match begins with): each
+/// run string joined to each start string. While the product is larger than
+/// [`MAX_EDGE`], the longer side is cut: run strings to their last bytes, start
+/// strings to their first (the joined strings stay adjacent in the match).
+fn edge(mut run: Vec<Vec<u8>>, mut start: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+    let longest = |set: &[Vec<u8>]| set.iter().map(Vec::len).max().unwrap_or(0);
+    while run.len().saturating_mul(start.len()) > MAX_EDGE {
+        let (r, s) = (longest(&run), longest(&start));
+        if r.max(s) <= 1 {
+            return None;
+        }
+        if r >= s {
+            run = dedup(
+                run.into_iter()
+                    .map(|l| l[l.len().saturating_sub(r - 1)..].to_vec()),
+            );
+        } else {
+            start = dedup(start.into_iter().map(|mut l| {
+                l.truncate(s - 1);
+                l
+            }));
+        }
+    }
+    cross_within(&run, &start, MAX_EDGE)
+}
+
+/// The distinct strings of `set`, in order.
+fn dedup(set: impl Iterator<Item = Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for l in set {
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// What is known of one part of a concatenation.
+enum Known {
+    /// The strings it matches ([`exact`]).
+    Exact(Vec<Vec<u8>>),
+    /// Not exact: its required literals ([`required`]).
+    Required(Option<Vec<Vec<u8>>>),
+}
+
+/// The required literals of a concatenation of `parts` (with what is `known` of
+/// each): the best of the runs of consecutive exact parts and of the other parts'
+/// own required literals. With `edges`, a part that is not exact also ends a run
+/// joined to the strings its matches begin with, and starts the next run from
+/// the strings they end with.
+fn concat_required(parts: &[Hir], known: &[Known], edges: bool) -> Option<Vec<Vec<u8>>> {
+    let mut best: Option<Vec<Vec<u8>>> = None;
+    let mut consider = |cand: Vec<Vec<u8>>| {
+        if cand.is_empty() || cand.iter().any(Vec::is_empty) {
+            return;
+        }
+        let better = match &best {
+            None => true,
+            Some(b) => {
+                (score(&cand), std::cmp::Reverse(cand.len()))
+                    > (score(b), std::cmp::Reverse(b.len()))
+            }
+        };
+        if better {
+            best = Some(cand);
+        }
+    };
+    // Runs of consecutive exact parts form longer literals (their cross
+    // product); a run that would grow too large starts again. A part that
+    // is not exact ends a run, which is then joined to the strings the
+    // part's matches begin with, and starts the next from the strings
+    // they end with.
+    let mut run: Vec<Vec<u8>> = vec![Vec::new()];
+    for (p, k) in parts.iter().zip(known) {
+        match k {
+            Known::Exact(e) => match cross(&run, e) {
+                Some(next) => run = next,
+                None => {
+                    consider(std::mem::replace(&mut run, e.clone()));
+                }
+            },
+            Known::Required(r) => {
+                let next = if edges {
+                    if let Some(edge) = edge(run.clone(), prefixes(p)) {
+                        consider(edge);
+                    }
+                    suffixes(p)
+                } else {
+                    vec![Vec::new()]
+                };
+                consider(std::mem::replace(&mut run, next));
+                if let Some(set) = r {
+                    consider(set.clone());
+                }
+            }
+        }
+    }
+    consider(run);
+    best
 }
 
 #[cfg(test)]
@@ -516,6 +736,44 @@ mod tests {
         // No rare byte to escape on, and no literal: nothing.
         assert_eq!(required_of("(?-u)a[0-9]+"), None);
         assert_eq!(required_of("(?-u)[a-z]+[\"']*"), None);
+    }
+
+    #[test]
+    fn literals_join_across_parts_that_are_not_exact_when_nothing_else_serves() {
+        // A separator, two or three dot-like pieces (optional parts: not exact),
+        // a separator: no literal within a run of exact parts is selective, and
+        // the pattern has no rare byte to escape on. Every match holds a
+        // separator's end followed by a piece's start.
+        let p = "(?i-u)(?:[/]|%c0(?:%af)?%2f)(?:\\.(?:%00)?|%2e){2,3}(?:[/]|%2f)";
+        assert_eq!(regex_literals(p), None);
+        let (lits, escape) = required_of(p).unwrap_or_else(|| panic!("literals"));
+        assert_eq!(escape, "");
+        let mut lits = lits;
+        lits.sort();
+        assert_eq!(lits, ["%2f%2e", "%2f.", "/%2e", "/."]);
+        // Where a run gives selective literals, they are kept as before.
+        assert_eq!(
+            required_of("(?i-u)union(?:all)?\\s+select"),
+            Some((vec!["select".into()], String::new()))
+        );
+        // Strings a match begins or ends with are never cut where a cut one
+        // would not be adjacent to the next part.
+        let ends = |p: &str, f: fn(&Hir) -> Vec<Vec<u8>>| -> Vec<String> {
+            let h = regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .unwrap_or_else(|e| panic!("{e}"));
+            f(&h)
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect()
+        };
+        assert_eq!(ends("(?-u)ab(?:c)?d+", prefixes), ["ab"]);
+        assert_eq!(ends("(?-u)a?(?:bc|de)", suffixes), ["bc", "de"]);
+        assert_eq!(ends("(?-u)x*", prefixes), [""]);
+        assert_eq!(ends("(?-u)(?:x|y?)z", prefixes), [""]);
+        assert_eq!(ends(&format!("(?-u)q?{}", "k".repeat(30)), suffixes), [""]);
     }
 
     #[test]
