@@ -450,25 +450,27 @@ impl Collection {
         debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
         debug_assert!(std::str::from_utf8(key).is_ok());
         let digit = digit_key(key);
-        let found = match digit.and_then(|d| self.digit_index(d)) {
-            Some(i) => self.vars.get_index_mut(i).map(|(_, v)| (i, v)),
-            None => self.vars.get_full_mut(key).map(|(i, _, v)| (i, v)),
+        // One hash and probe: the key found, or its place for a new member
+        // (which goes after every existing one, beyond a baseline's).
+        // (`digit_index` gives only a position that holds the key.)
+        let (i, v) = match digit.and_then(|d| self.digit_index(d)) {
+            Some(i) => (i, self.vars.get_index_mut(i).map(|(_, v)| v)),
+            None => match self.vars.entry(Key::from_slice(key)) {
+                indexmap::map::Entry::Occupied(o) => (o.index(), Some(o.into_mut())),
+                indexmap::map::Entry::Vacant(e) => {
+                    let i = e.index();
+                    e.insert(Value::from_slice(value));
+                    (i, None)
+                }
+            },
         };
-        if let Some((i, v)) = found {
+        if let Some(v) = v {
             v.clear();
             v.extend_from_slice(value);
             if let Some(b) = &mut self.baseline {
                 b.set(i);
             }
-            if let Some(d) = digit {
-                self.digits[d] = i as u32;
-            }
-            return i;
         }
-        // A new member goes after every existing one (beyond a baseline's).
-        let (i, _) = self
-            .vars
-            .insert_full(Key::from_slice(key), Value::from_slice(value));
         if let Some(d) = digit {
             self.digits[d] = i as u32;
         }
