@@ -130,6 +130,9 @@ pub struct ListPlan {
     pub classes: Vec<u64>,
     /// Their rules (by index).
     pub rules: Vec<u64>,
+    /// `rules` as (word, bits) pairs of its words with a bit (see
+    /// [`crate::value_cache::ValueEntry::maybe_runs_into`]).
+    pub rule_runs: Vec<(u32, u64)>,
     /// The pure classes that hold only the values with one key, by key (lower
     /// case, compared ignoring ASCII case): their classes and rules together
     /// with the key-less ones above.
@@ -145,6 +148,17 @@ pub struct KeyedPlan {
     pub classes: Vec<u64>,
     /// Their rules (by index).
     pub rules: Vec<u64>,
+    /// `rules` as (word, bits) pairs of its words with a bit.
+    pub rule_runs: Vec<(u32, u64)>,
+}
+
+/// The (word, bits) pairs of the words of `bits` with a bit.
+fn runs(bits: &[u64]) -> Vec<(u32, u64)> {
+    (0u32..)
+        .zip(bits)
+        .filter(|&(_, &b)| b != 0)
+        .map(|(w, &b)| (w, b))
+        .collect()
 }
 
 /// The element of `items` that `found` picks, or a new one `make` gives, pushed.
@@ -386,6 +400,7 @@ impl ClassPlan {
                         all: false,
                         classes: vec![0; class_words],
                         rules: vec![0; rule_words],
+                        rule_runs: Vec::new(),
                         keyed: Vec::new(),
                     },
                 );
@@ -402,6 +417,7 @@ impl ClassPlan {
                                 key: key.clone(),
                                 classes: vec![0; class_words],
                                 rules: vec![0; rule_words],
+                                rule_runs: Vec::new(),
                             },
                         );
                         (&mut k.classes, &mut k.rules)
@@ -416,7 +432,9 @@ impl ClassPlan {
             for k in &mut lp.keyed {
                 or_into(&mut k.classes, &lp.classes);
                 or_into(&mut k.rules, &lp.rules);
+                k.rule_runs = runs(&k.rules);
             }
+            lp.rule_runs = runs(&lp.rules);
         }
         self.lists = lists;
     }

@@ -189,6 +189,17 @@ impl ValueEntry {
         }
     }
 
+    /// As [`ValueEntry::maybe_into`], with the mask given as (word, bits) pairs
+    /// of its words with a bit: the words without one are not visited.
+    pub fn maybe_runs_into(&self, out: &mut [u64], mask: &[(u32, u64)]) {
+        let maybe = self.bits.get(MAYBE * self.words..).unwrap_or_default();
+        for &(w, r) in mask {
+            if let (Some(o), Some(m)) = (out.get_mut(w as usize), maybe.get(w as usize)) {
+                *o |= m.load(Ordering::Relaxed) & r;
+            }
+        }
+    }
+
     /// Records the result of rule `id` (for `MULTI` ids, only "no match" is kept).
     /// Results are pure functions of the value: every writer of a rule writes
     /// the same one. A `multiMatch` rule's results come with `MULTI` ids, the

@@ -311,8 +311,8 @@ impl Transaction {
                 lp.keyed.iter().find(|kp| key.eq_ignore_ascii_case(&kp.key))
             };
             let (classes, rules) = match keyed {
-                Some(kp) => (&kp.classes, &kp.rules),
-                None if lp.all => (&lp.classes, &lp.rules),
+                Some(kp) => (&kp.classes, &kp.rule_runs),
+                None if lp.all => (&lp.classes, &lp.rule_runs),
                 // No pure class holds the value.
                 None => continue,
             };
@@ -322,7 +322,7 @@ impl Transaction {
                         m.empty = false;
                         m.rules.resize(plan.multi_rules.len(), 0);
                     }
-                    e.maybe_into(&mut m.rules, rules);
+                    e.maybe_runs_into(&mut m.rules, rules);
                 }
                 None => or_into(&mut m.uncached, classes),
             }
