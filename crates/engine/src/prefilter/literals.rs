@@ -550,6 +550,11 @@ fn required_with(h: &Hir, edges: bool) -> Option<Vec<Vec<u8>>> {
 /// strings to their first (the joined strings stay adjacent in the match).
 fn edge(mut run: Vec<Vec<u8>>, mut start: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
     let longest = |set: &[Vec<u8>]| set.iter().map(Vec::len).max().unwrap_or(0);
+    // A run string of the longest length may have been cut to its first bytes
+    // (see `cross`): it would not end right before the part.
+    if longest(&run) >= MAX_LEN {
+        return None;
+    }
     while run.len().saturating_mul(start.len()) > MAX_EDGE {
         let (r, s) = (longest(&run), longest(&start));
         if r.max(s) <= 1 {
@@ -774,6 +779,30 @@ mod tests {
         assert_eq!(ends("(?-u)x*", prefixes), [""]);
         assert_eq!(ends("(?-u)(?:x|y?)z", prefixes), [""]);
         assert_eq!(ends(&format!("(?-u)q?{}", "k".repeat(30)), suffixes), [""]);
+        // Joined at an edge; a side cut to fit; a run string that may have been
+        // cut to its first bytes (as long as `MAX_LEN`) is never joined.
+        let v = |l: &[&str]| l.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>();
+        let text = |set: Option<Vec<Vec<u8>>>| {
+            set.map(|s| {
+                s.iter()
+                    .map(|l| String::from_utf8_lossy(l).into_owned())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            text(edge(v(&["/", "%2f"]), v(&[".", "%2e"]))),
+            Some(vec![
+                "/.".into(),
+                "/%2e".into(),
+                "%2f.".into(),
+                "%2f%2e".into()
+            ])
+        );
+        let many: Vec<String> = (0..300).map(|i| format!("x{i:03}")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let cut = edge(v(&refs), v(&["."])).unwrap_or_else(|| panic!("cut to fit"));
+        assert!(cut.len() <= MAX_EDGE && cut.iter().all(|l| l.ends_with(b".")));
+        assert_eq!(edge(v(&["/", "abcdefghijklmnopqrstuvwx"]), v(&["."])), None);
     }
 
     #[test]
