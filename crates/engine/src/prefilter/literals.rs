@@ -375,23 +375,7 @@ fn prefixes(h: &Hir) -> Vec<Vec<u8>> {
     match h.kind() {
         HirKind::Capture(c) => prefixes(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => prefixes(&r.sub),
-        HirKind::Alternation(branches) => {
-            let mut set: Vec<Vec<u8>> = Vec::new();
-            for b in branches {
-                for l in prefixes(b) {
-                    if l.is_empty() {
-                        return vec![Vec::new()];
-                    }
-                    if !set.contains(&l) {
-                        set.push(l);
-                    }
-                }
-                if set.len() > MAX_SET {
-                    return vec![Vec::new()];
-                }
-            }
-            set
-        }
+        HirKind::Alternation(branches) => branch_union(branches, prefixes),
         HirKind::Concat(parts) => {
             // The exact parts from the first on, then the first other part's
             // prefixes (cut to a prefix when the product grows too large).
@@ -434,23 +418,7 @@ fn suffixes(h: &Hir) -> Vec<Vec<u8>> {
     match h.kind() {
         HirKind::Capture(c) => suffixes(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => suffixes(&r.sub),
-        HirKind::Alternation(branches) => {
-            let mut set: Vec<Vec<u8>> = Vec::new();
-            for b in branches {
-                for l in suffixes(b) {
-                    if l.is_empty() {
-                        return vec![Vec::new()];
-                    }
-                    if !set.contains(&l) {
-                        set.push(l);
-                    }
-                }
-                if set.len() > MAX_SET {
-                    return vec![Vec::new()];
-                }
-            }
-            set
-        }
+        HirKind::Alternation(branches) => branch_union(branches, suffixes),
         HirKind::Concat(parts) => {
             // The exact parts from the last back, then the last other part's
             // suffixes before them.
@@ -472,6 +440,27 @@ fn suffixes(h: &Hir) -> Vec<Vec<u8>> {
         }
         _ => vec![Vec::new()],
     }
+}
+
+/// The union of `ends` (`prefixes` or `suffixes`) over an alternation's
+/// branches; `[""]` when a branch knows nothing or the union grows past
+/// [`MAX_SET`].
+fn branch_union(branches: &[Hir], ends: fn(&Hir) -> Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut set: Vec<Vec<u8>> = Vec::new();
+    for b in branches {
+        for l in ends(b) {
+            if l.is_empty() {
+                return vec![Vec::new()];
+            }
+            if !set.contains(&l) {
+                set.push(l);
+            }
+        }
+        if set.len() > MAX_SET {
+            return vec![Vec::new()];
+        }
+    }
+    set
 }
 
 /// Literals one of which occurs in every match of `h`, or `None`.
