@@ -341,10 +341,10 @@ impl Table {
             return None;
         }
         let k = self.map.get(value)?;
-        // A plain increment, not a locked add (which cost more than the rest of
-        // the hit, per value of every transaction): two threads that hit the
-        // entry at once may count one hit, which only lowers its weight a little
-        // (the rebuild's `swap` may likewise lose one).
+        // A plain increment, not a locked add (an atomic read-modify-write, per
+        // value of every transaction, on a line every worker shares): two threads
+        // that hit the entry at once may count one hit, which only lowers its
+        // weight a little (the rebuild's `swap` may likewise lose one).
         let hits = &k.0.hits;
         hits.store(
             hits.load(Ordering::Relaxed).saturating_add(1),
