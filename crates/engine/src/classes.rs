@@ -131,7 +131,7 @@ pub struct ListPlan {
     /// Their rules (by index).
     pub rules: Vec<u64>,
     /// `rules` as (word, bits) pairs of its words with a bit (see
-    /// [`crate::value_cache::ValueEntry::maybe_runs_into`]).
+    /// [`crate::value_cache::ValueEntry::maybe_into`]).
     pub rule_runs: Vec<(u32, u64)>,
     /// The pure classes that hold only the values with one key, by key (lower
     /// case, compared ignoring ASCII case): their classes and rules together
@@ -153,7 +153,7 @@ pub struct KeyedPlan {
 }
 
 /// The (word, bits) pairs of the words of `bits` with a bit.
-fn runs(bits: &[u64]) -> Vec<(u32, u64)> {
+pub(crate) fn runs(bits: &[u64]) -> Vec<(u32, u64)> {
     (0u32..)
         .zip(bits)
         .filter(|&(_, &b)| b != 0)

@@ -411,18 +411,42 @@ impl Collection {
     pub fn set_lower_hinted(&mut self, key: &[u8], value: &[u8], hint: &Hint) {
         if digit_key(key).is_none() {
             if let Some(i) = self.hinted_index(key, hint) {
-                if let Some((_, v)) = self.vars.get_index_mut(i) {
-                    v.clear();
-                    v.extend_from_slice(value);
-                }
-                if let Some(b) = &mut self.baseline {
-                    b.set(i);
-                }
+                self.overwrite(i, value);
                 return;
             }
         }
         let i = self.set_lower_at(key, value);
         hint.set(i);
+    }
+
+    /// [`Collection::get_lower_bytes`], through `hint` when there is one.
+    #[inline]
+    pub fn get_lower_with(&self, key: &[u8], hint: Option<&Hint>) -> Option<&[u8]> {
+        match hint {
+            Some(h) => self.get_lower_hinted(key, h),
+            None => self.get_lower_bytes(key),
+        }
+    }
+
+    /// [`Collection::set_lower_bytes`], through `hint` when there is one.
+    #[inline]
+    pub fn set_lower_with(&mut self, key: &[u8], value: &[u8], hint: Option<&Hint>) {
+        match hint {
+            Some(h) => self.set_lower_hinted(key, value, h),
+            None => self.set_lower_bytes(key, value),
+        }
+    }
+
+    /// Sets the member at position `i` (which exists) to `value`, recording the
+    /// change against the baseline.
+    fn overwrite(&mut self, i: usize, value: &[u8]) {
+        if let Some((_, v)) = self.vars.get_index_mut(i) {
+            v.clear();
+            v.extend_from_slice(value);
+        }
+        if let Some(b) = &mut self.baseline {
+            b.set(i);
+        }
     }
 
     /// Where the key `d` (a digit) is, when the hint still holds.
@@ -453,23 +477,19 @@ impl Collection {
         // One hash and probe: the key found, or its place for a new member
         // (which goes after every existing one, beyond a baseline's).
         // (`digit_index` gives only a position that holds the key.)
-        let (i, v) = match digit.and_then(|d| self.digit_index(d)) {
-            Some(i) => (i, self.vars.get_index_mut(i).map(|(_, v)| v)),
+        let (i, found) = match digit.and_then(|d| self.digit_index(d)) {
+            Some(i) => (i, true),
             None => match self.vars.entry(Key::from_slice(key)) {
-                indexmap::map::Entry::Occupied(o) => (o.index(), Some(o.into_mut())),
+                indexmap::map::Entry::Occupied(o) => (o.index(), true),
                 indexmap::map::Entry::Vacant(e) => {
                     let i = e.index();
                     e.insert(Value::from_slice(value));
-                    (i, None)
+                    (i, false)
                 }
             },
         };
-        if let Some(v) = v {
-            v.clear();
-            v.extend_from_slice(value);
-            if let Some(b) = &mut self.baseline {
-                b.set(i);
-            }
+        if found {
+            self.overwrite(i, value);
         }
         if let Some(d) = digit {
             self.digits[d] = i as u32;

@@ -177,21 +177,11 @@ impl ValueEntry {
     /// still match: those whose result is unknown or a match, and the
     /// `multiMatch` rules not known to leave every intermediate value unmatched.
     /// A rule outside the set is known not to match the value (or is not in
-    /// `mask`). The set is kept as results are learned (one array: this runs
-    /// once per cached value and transaction, and reads one word per word of
-    /// `mask` with rules).
-    pub fn maybe_into(&self, out: &mut [u64], mask: &[u64]) {
-        let maybe = self.bits.get(MAYBE * self.words..).unwrap_or_default();
-        for (o, (&r, maybe)) in out.iter_mut().zip(mask.iter().zip(maybe)) {
-            if r != 0 {
-                *o |= maybe.load(Ordering::Relaxed) & r;
-            }
-        }
-    }
-
-    /// As [`ValueEntry::maybe_into`], with the mask given as (word, bits) pairs
-    /// of its words with a bit: the words without one are not visited.
-    pub fn maybe_runs_into(&self, out: &mut [u64], mask: &[(u32, u64)]) {
+    /// `mask`, given as (word, bits) pairs of its words with a bit: see
+    /// [`crate::classes::runs`]). The set is kept as results are learned (one
+    /// array: this runs once per cached value and transaction, and reads one word
+    /// per word of `mask` with rules).
+    pub fn maybe_into(&self, out: &mut [u64], mask: &[(u32, u64)]) {
         let maybe = self.bits.get(MAYBE * self.words..).unwrap_or_default();
         for &(w, r) in mask {
             if let (Some(o), Some(m)) = (out.get_mut(w as usize), maybe.get(w as usize)) {
@@ -655,7 +645,7 @@ mod tests {
         let all = vec![u64::MAX; 2];
         let maybe = |e: &ValueEntry| {
             let mut out = vec![0u64; 2];
-            e.maybe_into(&mut out, &all);
+            e.maybe_into(&mut out, &crate::classes::runs(&all));
             [3usize, 70, 71].map(|i| out[i / 64] & (1 << (i % 64)) != 0)
         };
         // Nothing known: every rule may match.
@@ -671,17 +661,17 @@ mod tests {
         assert_eq!(maybe(&e), [false, true, false]);
         // ORed into what is there.
         let mut out = vec![u64::MAX; 2];
-        e.maybe_into(&mut out, &all);
+        e.maybe_into(&mut out, &crate::classes::runs(&all));
         assert_eq!(out, vec![u64::MAX; 2]);
         // Limited to the mask's rules: 70 is in the set, not in the mask.
         let mut mask = vec![0u64; 2];
         mask[0] |= 1 << 3;
         mask[1] |= 1 << 7;
         let mut out = vec![0u64; 2];
-        e.maybe_into(&mut out, &mask);
+        e.maybe_into(&mut out, &crate::classes::runs(&mask));
         assert_eq!(out, vec![0u64; 2]);
         mask[1] |= 1 << 6;
-        e.maybe_into(&mut out, &mask);
+        e.maybe_into(&mut out, &crate::classes::runs(&mask));
         assert_eq!(out, vec![0, 1 << 6]);
     }
 
@@ -721,7 +711,7 @@ mod tests {
                 let id = if as_multi { rule | MULTI } else { rule };
                 e.set_result(id, truth[rule as usize]);
                 let mut kept = vec![0u64; words];
-                e.maybe_into(&mut kept, &mask);
+                e.maybe_into(&mut kept, &crate::classes::runs(&mask));
                 let mut defined = vec![0u64; words];
                 for i in 0..130u32 {
                     let (is_multi, is_negated) = (multi_bits[i as usize], negated_bits[i as usize]);

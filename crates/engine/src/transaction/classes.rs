@@ -322,7 +322,7 @@ impl Transaction {
                         m.empty = false;
                         m.rules.resize(plan.multi_rules.len(), 0);
                     }
-                    e.maybe_runs_into(&mut m.rules, rules);
+                    e.maybe_into(&mut m.rules, rules);
                 }
                 None => or_into(&mut m.uncached, classes),
             }

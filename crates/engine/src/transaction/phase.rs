@@ -1127,18 +1127,11 @@ impl Transaction {
                     } else {
                         b"1"
                     };
-                    match hint {
-                        Some(h) => col.set_lower_hinted(key, v, h),
-                        None => col.set_lower_bytes(key, v),
-                    }
+                    col.set_lower_with(key, v, hint);
                 }
                 SetVarOp::Unset => col.remove(&String::from_utf8_lossy(key)),
                 SetVarOp::Add | SetVarOp::Sub => {
-                    let old = match hint {
-                        Some(h) => col.get_lower_hinted(key, h),
-                        None => col.get_lower_bytes(key),
-                    };
-                    let a = parse_int(old.unwrap_or(b"0"));
+                    let a = parse_int(col.get_lower_with(key, hint).unwrap_or(b"0"));
                     let b = parse_int(&value);
                     let r = if sv.op == SetVarOp::Add {
                         a.saturating_add(b)
@@ -1146,10 +1139,7 @@ impl Transaction {
                         a.saturating_sub(b)
                     };
                     let mut digits = [0u8; 20];
-                    match hint {
-                        Some(h) => col.set_lower_hinted(key, format_int(r, &mut digits), h),
-                        None => col.set_lower_bytes(key, format_int(r, &mut digits)),
-                    }
+                    col.set_lower_with(key, format_int(r, &mut digits), hint);
                 }
             }
         }
