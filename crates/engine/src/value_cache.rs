@@ -13,7 +13,8 @@
 //! What is cached: operator results, `(rule, raw value)` -> whether the rule's
 //! operator matches the value after the rule's transformations, for rules whose
 //! operator is a pure function of its input (see `Rule::pure`); a match of a
-//! `capture` rule with its groups (see [`ValueEntry::set_match_with_captures`]);
+//! rule with the transformed value it matched and a `capture` rule's groups (see
+//! [`ValueEntry::set_match`]);
 //! for `multiMatch` rules (key `rule | MULTI`) only "no intermediate value
 //! matched". A value's entry also stands in for its scans in the prefilter's group
 //! unions: the rules it may still match (see [`ValueEntry::maybe_into`] and
@@ -53,12 +54,31 @@ pub const MAX_VALUE_LEN: usize = 256;
 pub const CAPACITY: usize = 8192;
 /// Most candidate values remembered per window.
 pub const CANDIDATES_MAX: usize = 16384;
-/// Capture groups kept per value (for `capture` rules that match it).
+/// Match records kept per value (see [`ValueEntry::set_match`]).
 pub const CAPTURES_MAX: usize = 8;
 
-/// The groups a `capture` rule's match filled (group number, bytes), kept with the
-/// rule id.
-type Captured = (u32, Box<[(u8, Box<[u8]>)]>);
+/// A recorded match of one rule on the value: the groups a `capture` rule
+/// captured, and the transformed value the rule matched (what MATCHED_VAR
+/// holds), so a cached match needs no transformation.
+#[derive(Debug)]
+struct Matched {
+    rule: u32,
+    groups: Box<[(u8, Box<[u8]>)]>,
+    transformed: Transformed,
+}
+
+/// The transformed value of a [`Matched`].
+#[derive(Debug)]
+enum Transformed {
+    /// The value itself (the transformations left it unchanged).
+    Same,
+    Bytes(Box<[u8]>),
+    /// Longer than [`TRANSFORMED_MAX`]: not kept.
+    Unknown,
+}
+
+/// Longest transformed value a match record keeps.
+const TRANSFORMED_MAX: usize = 4 * MAX_VALUE_LEN;
 /// One transaction in this many (per thread) reports its misses.
 pub const SAMPLE_EVERY: u32 = 4;
 /// Longest window (transactions).
@@ -82,9 +102,9 @@ pub struct ValueEntry {
     bits: Box<[AtomicU64]>,
     /// The program's rule kinds, which the maybe set follows.
     kinds: Arc<RuleKinds>,
-    /// Groups captured by matching `capture` rules, allocated on first use; each
-    /// slot is written once, so reads take no lock.
-    captures: OnceLock<Box<[OnceLock<Captured>]>>,
+    /// The records of rules that matched it (see [`ValueEntry::set_match`]),
+    /// allocated on first use; each slot is written once, so reads take no lock.
+    captures: OnceLock<Box<[OnceLock<Matched>]>>,
     /// Transactions that found it in the current window.
     hits: AtomicU32,
     /// Its weight at the last rebuild (written by the rebuild alone).
@@ -220,42 +240,76 @@ impl ValueEntry {
         }
     }
 
+    /// The record of rule `id`'s match, when one was kept.
+    fn record(&self, id: u32) -> Option<&Matched> {
+        let slots = self.captures.get()?;
+        for slot in slots.iter() {
+            match slot.get() {
+                Some(m) if m.rule == id => return Some(m),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        None
+    }
+
     /// The groups rule `id` captured on this value (when its match was cached
     /// with them): fills `out` and returns true.
     pub fn captures_into(&self, id: u32, out: &mut crate::operator::Captures) -> bool {
-        let Some(slots) = self.captures.get() else {
+        let Some(m) = self.record(id) else {
             return false;
         };
-        for slot in slots.iter() {
-            match slot.get() {
-                Some((rule, groups)) if *rule == id => {
-                    out.clear();
-                    for (i, bytes) in groups.iter() {
-                        out.set(usize::from(*i), bytes);
-                    }
-                    return true;
-                }
-                Some(_) => {}
-                None => return false,
-            }
+        out.clear();
+        for (i, bytes) in m.groups.iter() {
+            out.set(usize::from(*i), bytes);
         }
-        false
+        true
     }
 
-    /// Records a match of `capture` rule `id` with its groups, then the result
-    /// (a reader that sees the match finds the groups). Nothing is recorded past
-    /// [`CAPTURES_MAX`] rules.
-    pub fn set_match_with_captures(&self, id: u32, captures: &crate::operator::Captures) {
+    /// The transformed value rule `id` matched (what MATCHED_VAR holds), when its
+    /// match was recorded with it.
+    pub fn matched_value(&self, id: u32) -> Option<&[u8]> {
+        match &self.record(id)?.transformed {
+            Transformed::Same => Some(&self.value),
+            Transformed::Bytes(b) => Some(b),
+            Transformed::Unknown => None,
+        }
+    }
+
+    /// Records a match of rule `id` (not negated) on the value: the groups of a
+    /// `capture` rule (`captures`), and the transformed value it matched, then
+    /// the result (a reader that sees the match finds the record). Past
+    /// [`CAPTURES_MAX`] records, a `capture` rule's match is not recorded (its
+    /// result stays unknown: the groups are needed), another rule's result is.
+    pub fn set_match(
+        &self,
+        id: u32,
+        captures: Option<&crate::operator::Captures>,
+        transformed: &[u8],
+    ) {
         let slots = self.captures.get_or_init(|| {
             (0..CAPTURES_MAX)
                 .map(|_| OnceLock::new())
                 .collect::<Vec<_>>()
                 .into_boxed_slice()
         });
-        let groups: Box<[(u8, Box<[u8]>)]> = (0..captures.len().min(10))
-            .filter_map(|i| captures.get(i).map(|b| (i as u8, Box::from(b))))
-            .collect();
-        let mut value = (id, groups);
+        let groups: Box<[(u8, Box<[u8]>)]> = captures.map_or_else(Box::default, |c| {
+            (0..c.len().min(10))
+                .filter_map(|i| c.get(i).map(|b| (i as u8, Box::from(b))))
+                .collect()
+        });
+        let transformed = if transformed == &self.value[..] {
+            Transformed::Same
+        } else if transformed.len() <= TRANSFORMED_MAX {
+            Transformed::Bytes(transformed.into())
+        } else {
+            Transformed::Unknown
+        };
+        let mut value = Matched {
+            rule: id,
+            groups,
+            transformed,
+        };
         for slot in slots.iter() {
             if slot.get().is_none() {
                 match slot.set(value) {
@@ -267,10 +321,13 @@ impl ValueEntry {
                     Err(v) => value = v,
                 }
             }
-            if slot.get().is_some_and(|(rule, _)| *rule == id) {
+            if slot.get().is_some_and(|m| m.rule == id) {
                 self.set_result(id, true);
                 return;
             }
+        }
+        if captures.is_none() {
+            self.set_result(id, true);
         }
     }
 
@@ -740,7 +797,7 @@ mod tests {
         assert!(!e.captures_into(9, &mut out));
         groups.set(0, b"abc");
         groups.set(2, b"c");
-        e.set_match_with_captures(9, &groups);
+        e.set_match(9, Some(&groups), b"abc");
         assert_eq!(e.result(9), Some(true));
         assert!(e.captures_into(9, &mut out));
         assert_eq!(
@@ -749,14 +806,40 @@ mod tests {
         );
         // Recording the same rule again keeps one slot; past CAPTURES_MAX rules
         // nothing is recorded (and the result stays unknown).
-        e.set_match_with_captures(9, &groups);
+        e.set_match(9, Some(&groups), b"abc");
         for id in 10..10 + CAPTURES_MAX as u32 {
-            e.set_match_with_captures(id, &groups);
+            e.set_match(id, Some(&groups), b"abc");
         }
         let last = 10 + CAPTURES_MAX as u32 - 1;
         assert_eq!(e.result(last - 1), Some(true));
         assert_eq!(e.result(last), None);
         assert!(!e.captures_into(last, &mut out));
+        // A rule without groups still has its result kept, without a record.
+        e.set_match(40, None, b"ABC");
+        assert_eq!((e.result(40), e.matched_value(40)), (Some(true), None));
+    }
+
+    #[test]
+    fn matches_keep_the_transformed_value() {
+        let e = ValueEntry::new(b"abc"[..].into(), 100, Arc::default(), 1, 0);
+        assert_eq!(e.matched_value(3), None);
+        e.set_match(3, None, b"abc");
+        e.set_match(4, None, b"ABC");
+        let long = vec![b'x'; TRANSFORMED_MAX + 1];
+        e.set_match(5, None, &long);
+        assert_eq!(
+            (e.matched_value(3), e.matched_value(4), e.matched_value(5)),
+            (Some(&b"abc"[..]), Some(&b"ABC"[..]), None)
+        );
+        assert_eq!(
+            (e.result(3), e.result(4), e.result(5)),
+            (Some(true), Some(true), Some(true))
+        );
+        // No groups were recorded for them.
+        let mut out = crate::operator::Captures::default();
+        out.set(0, b"kept");
+        assert!(e.captures_into(4, &mut out));
+        assert_eq!(out.len(), 0);
     }
 
     #[test]

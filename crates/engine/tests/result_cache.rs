@@ -318,3 +318,38 @@ SecRule ARGS "@detectXSS" "id:24,phase:1,pass,nolog,setvar:'tx.xss=+1'"
         );
     }
 }
+
+#[test]
+fn cached_matches_replay_the_transformed_value() {
+    // MATCHED_VAR after a cached match is the transformed value the rule
+    // matched, which the value's record keeps (no transformation is run).
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRule ARGS:a "@rx abc" "id:1,phase:1,pass,nolog,t:none,t:lowercase,t:removeWhitespace,setvar:'tx.seen=%{matched_var}'"
+SecRule ARGS:b "@rx ^k" "id:2,phase:1,pass,nolog,setvar:'tx.same=%{matched_var}'"
+"#,
+    );
+    for i in 0..400 {
+        let tx = run(&p, "/?a=A%20bC&b=kept");
+        assert_eq!(tx.tx("seen"), Some(&b"abc"[..]), "request {i}");
+        assert_eq!(tx.tx("same"), Some(&b"kept"[..]), "request {i}");
+    }
+    let idx = |id: u32| {
+        p.rules
+            .iter()
+            .position(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}")) as u32
+    };
+    let e = p
+        .caches
+        .lookup(b"A bC")
+        .unwrap_or_else(|| panic!("A bC not admitted"));
+    assert_eq!(e.result(idx(1)), Some(true));
+    assert_eq!(e.matched_value(idx(1)), Some(&b"abc"[..]));
+    let e = p
+        .caches
+        .lookup(b"kept")
+        .unwrap_or_else(|| panic!("kept not admitted"));
+    assert_eq!(e.matched_value(idx(2)), Some(&b"kept"[..]));
+}

@@ -676,7 +676,17 @@ impl Transaction {
                         if known == negated {
                             continue 'values;
                         }
-                        // The rule matches: only the transformed value is needed.
+                        // The rule matches: only the transformed value is needed,
+                        // which the match's record keeps (else the memo gives it).
+                        let mut e = self.state.matched_vars.spare();
+                        let recorded = self
+                            .data
+                            .cached(slot, &program.caches)
+                            .and_then(|c| c.matched_value(rule.index));
+                        if let Some(v) = recorded {
+                            e.1.extend_from_slice(v);
+                            break 'eval (known, Some(e));
+                        }
                         let base = &self.data.entry(slot).value;
                         self.work
                             .memo
@@ -686,7 +696,6 @@ impl Transaction {
                             .work
                             .memo
                             .get(&program.chains, slot, rule.transforms, base);
-                        let mut e = self.state.matched_vars.spare();
                         e.1.extend_from_slice(v);
                         break 'eval (known, Some(e));
                     }
@@ -783,13 +792,33 @@ impl Transaction {
                             rule.chain_id
                         );
                     }
+                    if let (Some(true), false, true, Some(m)) =
+                        (cached, negated, program.options.verify, &matched)
+                    {
+                        if let Some(kept) = self
+                            .data
+                            .cached(slot, &program.caches)
+                            .and_then(|e| e.matched_value(rule.index))
+                        {
+                            assert_eq!(
+                                kept,
+                                &m.1[..],
+                                "cached transformed value of rule {} differs",
+                                rule.chain_id
+                            );
+                        }
+                    }
                     if cached.is_none() && cache {
-                        match self.data.cached(slot, &program.caches) {
-                            Some(e) if rule.capture && hit => {
-                                e.set_match_with_captures(rule.index, &self.captures)
-                            }
-                            Some(e) => e.set_result(rule.index, hit),
-                            None => self.data.add_cost(slot, 1),
+                        match (self.data.cached(slot, &program.caches), &matched) {
+                            // A match (not negated): recorded with its transformed
+                            // value (`matched` holds a copy) and groups.
+                            (Some(e), Some(m)) if hit => e.set_match(
+                                rule.index,
+                                rule.capture.then_some(&self.captures),
+                                &m.1,
+                            ),
+                            (Some(e), _) => e.set_result(rule.index, hit),
+                            (None, _) => self.data.add_cost(slot, 1),
                         }
                     }
                     (hit, matched)
