@@ -31,3 +31,36 @@ fn follows_configuration_mode_and_ctl() {
     assert!(after_phase_1(ctl, "/?inspect=yes"));
     assert!(!after_phase_1(ctl, "/?inspect=no"));
 }
+
+fn wants_response(conf: &str, content_type: &[u8]) -> bool {
+    let program = Program::from_str("t.conf", conf).unwrap_or_else(|e| panic!("{e}"));
+    let mut tx = Transaction::new(program, &Connection::default());
+    tx.process_uri("/", "GET", "1.1");
+    tx.add_request_header(b"Host", b"example.com");
+    tx.process_request_headers();
+    tx.add_response_header(b"Content-Type", content_type);
+    tx.process_response_headers(200, "HTTP/1.1");
+    tx.wants_response_body()
+}
+
+#[test]
+fn response_body_follows_the_mime_types_up_to_case_and_spaces() {
+    let conf = "SecRuleEngine On\nSecResponseBodyAccess On\n\
+        SecResponseBodyMimeType text/plain Application/JSON\n";
+    // The type before `;`, trimmed and lower-cased, is one of the listed types
+    // (which are lower-cased when read).
+    assert!(wants_response(conf, b"text/html; charset=utf-8"));
+    assert!(wants_response(conf, b" Application/Json ; charset=utf-8"));
+    assert!(wants_response(conf, b"TEXT/PLAIN"));
+    assert!(!wants_response(conf, b"text/css"));
+    assert!(!wants_response(conf, b"text/plainx"));
+    assert!(!wants_response(conf, b""));
+    // A type that is not ASCII is decoded and trimmed of Unicode white space
+    // (U+00A0 here), as before the ASCII fast path.
+    assert!(wants_response(conf, "text/plain\u{a0}".as_bytes()));
+    assert!(!wants_response(conf, b"text/plain\xff"));
+    assert!(!wants_response(
+        "SecRuleEngine On\nSecResponseBodyAccess Off\n",
+        b"text/html"
+    ));
+}

@@ -25,28 +25,33 @@ use super::{c_isspace, Arg};
 /// Parses one `Cookie` header value the way libmodsecurity v3 does, appending
 /// the cookies to `out` in order. Linear; never panics.
 pub fn parse_cookies(header_value: &[u8], out: &mut Vec<Arg>) {
-    let mut pieces: Vec<&[u8]> = Vec::new();
+    for_each_cookie(header_value, |name, value| out.push(Arg::new(name, value)));
+}
+
+/// As [`parse_cookies`], calling `f` with each cookie's name and value, borrowed
+/// from `header_value` (nothing is allocated). Linear; never panics.
+pub fn for_each_cookie(header_value: &[u8], mut f: impl FnMut(&[u8], &[u8])) {
     let mut rest = header_value;
     while !rest.is_empty() {
-        match memchr::memchr(b';', rest) {
+        let piece = match memchr::memchr(b';', rest) {
             Some(pos) => {
-                pieces.push(&rest[..pos]);
+                let piece = &rest[..pos];
                 rest = &rest[pos + 1..];
+                piece
             }
-            None => {
-                pieces.push(rest);
-                rest = &rest[rest.len()..];
-            }
-        }
-    }
-    if let Some(last) = pieces.last_mut() {
-        let mut end = last.len();
-        while end > 0 && c_isspace(last[end - 1]) {
-            end -= 1;
-        }
-        *last = &last[..end];
-    }
-    for piece in pieces {
+            None => std::mem::take(&mut rest),
+        };
+        // The last piece (nothing, or only a `;`, followed it) loses its
+        // trailing whitespace.
+        let piece = if rest.is_empty() {
+            let end = piece
+                .iter()
+                .rposition(|&c| !c_isspace(c))
+                .map_or(0, |p| p + 1);
+            &piece[..end]
+        } else {
+            piece
+        };
         if piece.is_empty() {
             continue;
         }
@@ -62,7 +67,7 @@ pub fn parse_cookies(header_value: &[u8], out: &mut Vec<Arg>) {
         if name.is_empty() {
             continue;
         }
-        out.push(Arg::new(name, value));
+        f(name, value);
     }
 }
 
@@ -71,7 +76,73 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The splitting as first written (pieces collected, then the last one
+    /// trimmed): the model the streaming parser is checked against.
+    fn model(header_value: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut rest = header_value;
+        while !rest.is_empty() {
+            match rest.iter().position(|&b| b == b';') {
+                Some(pos) => {
+                    pieces.push(&rest[..pos]);
+                    rest = &rest[pos + 1..];
+                }
+                None => {
+                    pieces.push(rest);
+                    rest = &rest[rest.len()..];
+                }
+            }
+        }
+        if let Some(last) = pieces.last_mut() {
+            let mut end = last.len();
+            while end > 0 && c_isspace(last[end - 1]) {
+                end -= 1;
+            }
+            *last = &last[..end];
+        }
+        let mut out = Vec::new();
+        for piece in pieces.into_iter().filter(|p| !p.is_empty()) {
+            let (name, value) = match piece.iter().position(|&b| b == b'=') {
+                Some(pos) => (&piece[..pos], &piece[pos + 1..]),
+                None => (piece, &piece[piece.len()..]),
+            };
+            let start = name
+                .iter()
+                .position(|&c| !c_isspace(c))
+                .unwrap_or(name.len());
+            if start < name.len() {
+                out.push((name[start..].to_vec(), value.to_vec()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn last_piece_alone_is_trimmed() {
+        let mut out = Vec::new();
+        parse_cookies(b" a=1 ; b=2 \t;", &mut out);
+        let got: Vec<_> = out.iter().map(|a| (&a.name[..], &a.value[..])).collect();
+        assert_eq!(got, vec![(&b"a"[..], &b"1 "[..]), (b"b", b"2")]);
+        out.clear();
+        parse_cookies(b"a=1; ", &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].value, b"1");
+    }
+
     proptest! {
+        #[test]
+        fn streaming_equals_the_model(
+            input in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b'b', b'=', b';', b' ', b'\t', b'\n', 0xff]),
+                0..64,
+            )
+        ) {
+            let mut out = Vec::new();
+            parse_cookies(&input, &mut out);
+            let got: Vec<_> = out.into_iter().map(|a| (a.name, a.value)).collect();
+            prop_assert_eq!(got, model(&input));
+        }
+
         #[test]
         fn never_panics(input in proptest::collection::vec(any::<u8>(), 0..512)) {
             let mut out = Vec::new();

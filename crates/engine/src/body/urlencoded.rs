@@ -41,7 +41,20 @@ pub struct UrlencodedStatus {
 /// `separator` is the first byte of SecArgumentSeparator (`b'&'` by default).
 /// Linear in the input; never panics.
 pub fn parse_urlencoded(input: &[u8], separator: u8, out: &mut Vec<Arg>) -> UrlencodedStatus {
+    for_each_urlencoded(input, separator, |name, value| {
+        out.push(Arg::new(name, value))
+    })
+}
+
+/// As [`parse_urlencoded`], calling `f` with each argument's decoded name and
+/// value (decoded into two buffers reused from one argument to the next).
+pub fn for_each_urlencoded(
+    input: &[u8],
+    separator: u8,
+    mut f: impl FnMut(&[u8], &[u8]),
+) -> UrlencodedStatus {
     let mut status = UrlencodedStatus::default();
+    let (mut name_buf, mut value_buf) = (Vec::new(), Vec::new());
     let mut rest = input;
     while !rest.is_empty() {
         // std::getline semantics: a piece ends at the separator (consumed) or at
@@ -56,10 +69,11 @@ pub fn parse_urlencoded(input: &[u8], separator: u8, out: &mut Vec<Arg>) -> Urle
             Some(pos) => (&piece[..pos], &piece[pos + 1..]),
             None => (piece, &piece[piece.len()..]),
         };
-        let mut arg = Arg::default();
-        status.invalid_encoding |= urldecode_nonstrict(name, &mut arg.name);
-        status.invalid_encoding |= urldecode_nonstrict(value, &mut arg.value);
-        out.push(arg);
+        name_buf.clear();
+        value_buf.clear();
+        status.invalid_encoding |= urldecode_nonstrict(name, &mut name_buf);
+        status.invalid_encoding |= urldecode_nonstrict(value, &mut value_buf);
+        f(&name_buf, &value_buf);
     }
     status
 }

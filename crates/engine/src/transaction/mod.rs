@@ -387,13 +387,20 @@ impl Transaction {
         let (_, raw_query) = split_query(uri.as_bytes());
         if let Some(q) = raw_query {
             self.data.set(Var::QueryString, q);
-            let mut args = Vec::new();
-            body::urlencoded::parse_urlencoded(
+            // At most `SecArgumentsLimit` in ARGS, as `add_args`.
+            let mut room = self.args_room();
+            let data = &mut self.data;
+            body::urlencoded::for_each_urlencoded(
                 q,
                 self.program.config.argument_separator,
-                &mut args,
+                |name, value| {
+                    if room > 0 {
+                        room -= 1;
+                        data.push(Var::ArgsGet, name, value);
+                        data.push(Var::ArgsGetNames, name, name);
+                    }
+                },
             );
-            self.add_args(&args, Var::ArgsGet, Var::ArgsGetNames);
         } else {
             self.data.set(Var::QueryString, b"");
         }
@@ -434,12 +441,11 @@ impl Transaction {
         self.data.push(Var::RequestHeaders, name, value);
         self.data.push(Var::RequestHeadersNames, name, name);
         if name.eq_ignore_ascii_case(b"cookie") {
-            let mut cookies = Vec::new();
-            body::cookies::parse_cookies(value, &mut cookies);
-            for c in &cookies {
-                self.data.push(Var::RequestCookies, &c.name, &c.value);
-                self.data.push(Var::RequestCookiesNames, &c.name, &c.name);
-            }
+            let data = &mut self.data;
+            body::cookies::for_each_cookie(value, |name, value| {
+                data.push(Var::RequestCookies, name, value);
+                data.push(Var::RequestCookiesNames, name, name);
+            });
         } else if name.eq_ignore_ascii_case(b"authorization") {
             let kind = value.split(|&b| b == b' ').next().unwrap_or_default();
             self.data.set(Var::AuthType, kind);
@@ -754,12 +760,24 @@ impl Transaction {
         if !access || !self.active() {
             return false;
         }
-        let ct = self
-            .data
-            .first(Var::ResponseContentType)
-            .map(|c| String::from_utf8_lossy(c).trim().to_ascii_lowercase())
-            .unwrap_or_default();
-        self.program.config.response_body_mime_types.contains(&ct)
+        let types = &self.program.config.response_body_mime_types;
+        match self.data.first(Var::ResponseContentType) {
+            // An ASCII type, compared without building the lower-cased string
+            // (`str::trim` removes only ASCII whitespace from ASCII text).
+            Some(c) if c.is_ascii() => {
+                let c = c.trim_ascii();
+                types.iter().any(|t| {
+                    t.len() == c.len()
+                        && t.bytes().zip(c).all(|(a, &b)| a == b.to_ascii_lowercase())
+                })
+            }
+            ct => {
+                let ct = ct
+                    .map(|c| String::from_utf8_lossy(c).trim().to_ascii_lowercase())
+                    .unwrap_or_default();
+                types.contains(&ct)
+            }
+        }
     }
 
     /// Feeds response body bytes.
