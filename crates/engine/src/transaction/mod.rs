@@ -182,6 +182,10 @@ pub struct Transaction {
     intervention: Option<Intervention>,
     allowed: Allowed,
     request_body: Vec<u8>,
+    /// FULL_REQUEST's parts once the request body was processed (the number of
+    /// request headers and of body bytes then): it is composed only when read
+    /// (see `resolve.rs` `dynamic_scalar`).
+    full_request: Option<(usize, usize)>,
     request_body_truncated: bool,
     response_body: Vec<u8>,
     body_processor: Option<String>,
@@ -250,6 +254,7 @@ impl Transaction {
             intervention: None,
             allowed: Allowed::None,
             request_body: Vec::new(),
+            full_request: None,
             request_body_truncated: false,
             response_body: Vec::new(),
             body_processor: None,
@@ -609,20 +614,9 @@ impl Transaction {
                 self.data.set(Var::ReqbodyProcessorError, b"0");
             }
         }
-        // FULL_REQUEST: headers and body, as ModSecurity composes it.
-        let mut full = Vec::new();
-        for &s in self.data.slots(Var::RequestHeaders) {
-            let e = self.data.entry(s);
-            full.extend_from_slice(&e.key);
-            full.extend_from_slice(b": ");
-            full.extend_from_slice(&e.value);
-            full.push(b'\n');
-        }
-        full.extend_from_slice(b"\n\n");
-        full.extend_from_slice(&body);
-        self.data
-            .set(Var::FullRequestLength, full.len().to_string().as_bytes());
-        self.data.set(Var::FullRequest, &full);
+        // FULL_REQUEST (and its length): the headers and body as they are now,
+        // composed when a rule or macro reads them (CRS does not).
+        self.full_request = Some((self.data.slots(Var::RequestHeaders).len(), body.len()));
         // REQUEST_BODY holds the raw body, except when the XML processor parsed it
         // (as ModSecurity v2 and Coraza; libmodsecurity v3 also fills it then, which
         // makes CRS match XML element names — see docs/ARCHITECTURE.md).
@@ -861,6 +855,25 @@ impl Transaction {
         self.audit_parts
             .as_deref()
             .unwrap_or(&self.program.config.audit_log_parts)
+    }
+
+    /// FULL_REQUEST as ModSecurity composes it (each header `name: value` and a
+    /// newline, two newlines, the body), from the first `headers` request headers
+    /// and `body` bytes of the request body; `None` before the request body was
+    /// processed.
+    pub(crate) fn full_request(&self) -> Option<Vec<u8>> {
+        let (headers, body) = self.full_request?;
+        let mut full = Vec::new();
+        for &s in self.data.slots(Var::RequestHeaders).iter().take(headers) {
+            let e = self.data.entry(s);
+            full.extend_from_slice(&e.key);
+            full.extend_from_slice(b": ");
+            full.extend_from_slice(&e.value);
+            full.push(b'\n');
+        }
+        full.extend_from_slice(b"\n\n");
+        full.extend_from_slice(self.request_body.get(..body).unwrap_or(&self.request_body));
+        Some(full)
     }
 
     /// Time since the transaction started, in microseconds.

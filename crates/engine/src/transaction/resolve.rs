@@ -300,6 +300,8 @@ impl Transaction {
                 }
                 owned(n.to_string())
             }
+            Var::FullRequest => self.full_request().map(Cow::Owned),
+            Var::FullRequestLength => self.full_request().and_then(|f| owned(f.len().to_string())),
             Var::SessionId => self.state.session_id.clone().and_then(owned),
             Var::UserId => self.state.user_id.clone().and_then(owned),
             Var::UrlencodedError | Var::MscPcreLimitsExceeded if !self.data.has(var) => {
@@ -436,6 +438,8 @@ pub(crate) fn is_stored(var: Var) -> bool {
                 | Var::HighestSeverity
                 | Var::Duration
                 | Var::ArgsCombinedSize
+                | Var::FullRequest
+                | Var::FullRequestLength
                 | Var::SessionId
                 | Var::UserId
                 | Var::UrlencodedError
