@@ -392,20 +392,9 @@ impl Transaction {
         let (_, raw_query) = split_query(uri.as_bytes());
         if let Some(q) = raw_query {
             self.data.set(Var::QueryString, q);
-            // At most `SecArgumentsLimit` in ARGS, as `add_args`.
-            let mut room = self.args_room();
-            let data = &mut self.data;
-            body::urlencoded::for_each_urlencoded(
-                q,
-                self.program.config.argument_separator,
-                |name, value| {
-                    if room > 0 {
-                        room -= 1;
-                        data.push(Var::ArgsGet, name, value);
-                        data.push(Var::ArgsGetNames, name, name);
-                    }
-                },
-            );
+            let separator = self.program.config.argument_separator;
+            let add = self.arg_adder(Var::ArgsGet, Var::ArgsGetNames);
+            body::urlencoded::for_each_urlencoded(q, separator, add);
         } else {
             self.data.set(Var::QueryString, b"");
         }
@@ -426,10 +415,23 @@ impl Transaction {
     /// `addArgument`, further ones are skipped; the CRS base configuration denies
     /// requests that reach the limit).
     fn add_args(&mut self, args: &[Arg], var: Var, names: Var) {
-        let room = self.args_room();
-        for a in args.iter().take(room) {
-            self.data.push(var, &a.name, &a.value);
-            self.data.push(names, &a.name, &a.name);
+        let mut add = self.arg_adder(var, names);
+        for a in args {
+            add(&a.name, &a.value);
+        }
+    }
+
+    /// Adds one argument (name, value) per call, as [`Transaction::add_args`]
+    /// does, for parsers that hand arguments out one by one.
+    fn arg_adder(&mut self, var: Var, names: Var) -> impl FnMut(&[u8], &[u8]) + '_ {
+        let mut room = self.args_room();
+        let data = &mut self.data;
+        move |name, value| {
+            if room > 0 {
+                room -= 1;
+                data.push(var, name, value);
+                data.push(names, name, name);
+            }
         }
     }
 
@@ -553,13 +555,9 @@ impl Transaction {
         let mut error: Option<String> = None;
         match processor.as_deref() {
             Some("URLENCODED") => {
-                let mut args = Vec::new();
-                body::urlencoded::parse_urlencoded(
-                    &body,
-                    self.program.config.argument_separator,
-                    &mut args,
-                );
-                self.add_args(&args, Var::ArgsPost, Var::ArgsPostNames);
+                let separator = self.program.config.argument_separator;
+                let add = self.arg_adder(Var::ArgsPost, Var::ArgsPostNames);
+                body::urlencoded::for_each_urlencoded(&body, separator, add);
             }
             Some("MULTIPART") => {
                 let ct = self
