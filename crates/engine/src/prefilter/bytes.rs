@@ -98,33 +98,11 @@ pub const PRESENCE_WORDS: usize = 4;
 /// Adds the bytes of `value` (folded to lower case) to a presence set of
 /// [`PRESENCE_WORDS`] words.
 pub fn presence(value: &[u8], out: &mut [u64]) {
-    let mut w = [0u64; 4];
-    if value.len() < LONG {
-        for &b in value {
-            let b = b.to_ascii_lowercase();
-            w[usize::from(b >> 6)] |= 1 << (b & 63);
-        }
-    } else {
-        // Long values: one store per byte into a table, folded once at the end
-        // (a third of the instructions per byte of the loop above).
-        let mut seen = [false; 256];
-        for &b in value {
-            seen[usize::from(b)] = true;
-        }
-        for (b, &s) in seen.iter().enumerate() {
-            if s {
-                let b = (b as u8).to_ascii_lowercase();
-                w[usize::from(b >> 6)] |= 1 << (b & 63);
-            }
-        }
-    }
+    let w = crate::transform::triggers::lowered(&crate::transform::triggers::presence(value));
     for (o, x) in out.iter_mut().zip(w) {
         *o |= x;
     }
 }
-
-/// Values at least this long get their presence set through a byte table.
-const LONG: usize = 512;
 
 /// A conjunction of byte sets: a value may match only if it contains a byte of
 /// every set.
