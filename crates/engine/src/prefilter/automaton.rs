@@ -102,6 +102,19 @@ impl Matcher {
         }
     }
 
+    /// As [`Matcher::scan_into`] without a deleted-byte table, returning the set
+    /// of `haystack`'s bytes (as [`crate::transform::triggers::presence`] gives
+    /// it): a short value's is collected in the scan's loop.
+    pub fn scan_collecting(&self, haystack: &[u8], scan: &mut [u64]) -> [u64; 4] {
+        match &self.kind {
+            Kind::Table(t) if haystack.len() < INTERLEAVE_MIN => t.scan_collecting(haystack, scan),
+            _ => {
+                self.scan_into(haystack, None, scan);
+                crate::transform::triggers::presence(haystack)
+            }
+        }
+    }
+
     /// As [`Matcher::scan_into`] without a deleted-byte table, in one piece (short
     /// values; a benchmark's baseline for long ones).
     pub fn scan_sequential_into(&self, haystack: &[u8], scan: &mut [u64]) {

@@ -284,9 +284,27 @@ impl Prefilter {
 
     /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
-        self.scan_with(self.ac.as_ref(), value, None, scan);
-        self.add_presence(value, scan);
+        self.scan_into_collecting(value, scan);
+    }
+
+    /// As [`Prefilter::scan_into`], returning the set of `value`'s bytes (not
+    /// lower-cased: as [`crate::transform::triggers::presence`] gives it), which
+    /// the automaton's loop collects.
+    pub fn scan_into_collecting(&self, value: &[u8], scan: &mut [u64]) -> ByteMask {
+        for (s, a) in scan.iter_mut().zip(&self.always) {
+            *s |= a;
+        }
+        let raw = match &self.ac {
+            Some(ac) => ac.scan_collecting(value, scan),
+            None => crate::transform::triggers::presence(value),
+        };
+        if let Some(p) = scan.get_mut(self.words()..) {
+            for (o, x) in p.iter_mut().zip(crate::transform::triggers::lowered(&raw)) {
+                *o |= x;
+            }
+        }
         self.escape(scan);
+        raw
     }
 
     /// As [`Prefilter::scan_into`], with `value`'s presence set already known
@@ -610,6 +628,43 @@ mod tests {
         pf.scan(b"xSELECTx", &mut bits);
         assert!(has(&bits, 0) && has(&bits, 1) && !has(&bits, 2));
         assert!(pf.admits(&bits, 0) && !pf.admits(&bits, 2));
+    }
+
+    #[test]
+    fn a_collecting_scan_gives_the_bits_and_bytes_of_separate_passes() {
+        let mut tests = literal_tests();
+        // Rule 3 needs a `<` (a byte requirement, tested on the presence set).
+        tests.push(RuleTest {
+            bit: 3,
+            literals: None,
+            bytes: bytes::regex_bytes("<[a-z]"),
+            escape: None,
+        });
+        let pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
+        let words = pf.scan_words();
+        let mut values: Vec<Vec<u8>> = vec![Vec::new(), b"UNION<b>".to_vec()];
+        // Both loops: short values, and values scanned as interleaved pieces.
+        for len in [5usize, 31, 32, 33, 90] {
+            let mut v: Vec<u8> = (0..len).map(|i| b"xY %\xc3"[i % 5]).collect();
+            let at = len / 2;
+            v.splice(at..at, b"Select<i>".iter().copied());
+            values.push(v);
+        }
+        for v in &values {
+            let raw = crate::transform::triggers::presence(v);
+            let mut separate = vec![0u64; words];
+            pf.scan_into_with_presence(
+                v,
+                &crate::transform::triggers::lowered(&raw),
+                &mut separate,
+            );
+            let mut collected = vec![0u64; words];
+            assert_eq!(pf.scan_into_collecting(v, &mut collected), raw, "{v:?}");
+            assert_eq!(collected, separate, "{v:?}");
+        }
+        let mut bits = vec![0u64; words];
+        pf.scan_into_collecting(&values[2], &mut bits);
+        assert!(pf.admits(&bits, 0) && pf.admits(&bits, 3) && !pf.admits(&bits, 1));
     }
 
     /// Rules 0-2 with one literal each: `select`, `union`, `error in`.

@@ -180,6 +180,26 @@ impl DfaTable {
         }
     }
 
+    /// [`DfaTable::scan`] over `hay`, returning the set of its bytes (as
+    /// [`crate::transform::triggers::presence`] gives it). The set's words are
+    /// updated in the same loop: each byte's update waits for the previous one's
+    /// store, and so does each step for the previous one's table lookup, but the
+    /// two chains run side by side, where a separate pass would wait again.
+    pub(crate) fn scan_collecting(&self, hay: &[u8], scan: &mut [u64]) -> [u64; 4] {
+        let start = self.start;
+        if start < self.match_end {
+            self.report(start, scan);
+        }
+        let mut s = start;
+        let mut seen = [0u64; 4];
+        let advance = self.stepper();
+        for &b in hay {
+            advance(&mut s, b, scan);
+            seen[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        seen
+    }
+
     /// [`DfaTable::scan`] over a long value cut into four pieces, each extended by
     /// the longest literal's length less one and scanned from the start state, the
     /// pieces' steps interleaved: one step's table lookup waits for the previous

@@ -196,9 +196,10 @@ impl Transaction {
                     cv.values.push((slot, [0; 4], super::groups::NO_OFFSET));
                     continue;
                 }
-                // For the chains' trigger tests only.
-                let bytes = triggers::trigger_view(*memo.presence(slot, base), base);
+                // (The raw scan first: it collects the value's bytes, which the
+                // chains' trigger tests need, when the memo does not have them.)
                 let o = memo.scan_offset(pf, &program.chains, slot, 0, base, false);
+                let bytes = triggers::trigger_view(*memo.presence(slot, base), base);
                 for (u, b) in cv.raw.iter_mut().zip(memo.bits_at(o, words)) {
                     *u |= b;
                 }

@@ -504,9 +504,22 @@ impl TransformMemo {
                         prefilter.scan_long_into(value, &mut bits[o..]);
                     } else if owner == 0 && base.len() <= PRESENCE_MAX {
                         // The raw value: its bytes, which the chains' trigger tests
-                        // need anyway, give the scan's presence set.
-                        let lowered = triggers::lowered(self.presence(slot, base));
-                        prefilter.scan_into_with_presence(base, &lowered, &mut bits[o..]);
+                        // need anyway, give the scan's presence set; when not known
+                        // yet, the scan collects them.
+                        match self.presence.get(slot as usize).copied().flatten() {
+                            Some(p) => {
+                                let lowered = triggers::lowered(&p);
+                                prefilter.scan_into_with_presence(base, &lowered, &mut bits[o..]);
+                            }
+                            None => {
+                                let p = prefilter.scan_into_collecting(base, &mut bits[o..]);
+                                let i = slot as usize;
+                                if self.presence.len() <= i {
+                                    self.presence.resize(i + 1, None);
+                                }
+                                self.presence[i] = Some(p);
+                            }
+                        }
                     } else {
                         prefilter.scan_into(value, &mut bits[o..]);
                     }
