@@ -622,6 +622,11 @@ pub fn apply_chain(
 ) {
     out.clear();
     out.extend_from_slice(input);
+    // The empty chain (most TX and count targets): the copy is the result,
+    // without setting up the stack below.
+    if chain == 0 {
+        return;
+    }
     // Collect the chain root-first on the stack (chains are short).
     let mut stack = [None; 64];
     let mut n = 0;
