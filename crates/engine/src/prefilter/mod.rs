@@ -298,25 +298,37 @@ impl Prefilter {
             Some(ac) => ac.scan_collecting(value, scan),
             None => crate::transform::triggers::presence(value),
         };
-        if let Some(p) = scan.get_mut(self.words()..) {
-            for (o, x) in p.iter_mut().zip(crate::transform::triggers::lowered(&raw)) {
-                *o |= x;
-            }
-        }
-        self.escape(scan);
+        self.add_presence_and_escape(&crate::transform::triggers::lowered(&raw), scan);
         raw
+    }
+
+    /// ORs a presence set into a scan's presence words and sets the escape bits
+    /// of the result, from the words as ORed (in registers): reading the four
+    /// words back from `scan` as one wide load would wait for the four stores
+    /// just made, which cannot be forwarded to it.
+    #[inline]
+    fn add_presence_and_escape(&self, presence: &ByteMask, scan: &mut [u64]) {
+        let words = self.words();
+        let Some(held) = scan.get_mut(words..words + bytes::PRESENCE_WORDS) else {
+            return;
+        };
+        let p = [
+            held[0] | presence[0],
+            held[1] | presence[1],
+            held[2] | presence[2],
+            held[3] | presence[3],
+        ];
+        held.copy_from_slice(&p);
+        if !crate::transform::triggers::disjoint(&p, &self.escape_union) {
+            self.escape_slow(&p, scan);
+        }
     }
 
     /// As [`Prefilter::scan_into`], with `value`'s presence set already known
     /// (its bytes lower-cased, as [`bytes::presence`] gives them).
     pub fn scan_into_with_presence(&self, value: &[u8], presence: &[u64; 4], scan: &mut [u64]) {
         self.scan_with(self.ac.as_ref(), value, None, scan);
-        if let Some(p) = scan.get_mut(self.words()..) {
-            for (o, x) in p.iter_mut().zip(presence) {
-                *o |= x;
-            }
-        }
-        self.escape(scan);
+        self.add_presence_and_escape(presence, scan);
     }
 
     /// Sets the bits of the rules one of whose escape bytes the scan's presence set
