@@ -6,8 +6,8 @@
 //! the compiler reloads them each time (about 16 instructions a byte on a response
 //! body). Here the scan loop holds the table, the byte classes and one bound in
 //! locals, and a byte costs a class lookup, a bounds-checked table lookup and one
-//! comparison (about 13 instructions a byte in the four-lane loop of long values,
-//! whose lanes' pointers and states do not all fit in registers).
+//! comparison (about 13 instructions a byte in the four-lane loop of values of 32
+//! bytes or more, whose lanes' pointers and states do not all fit in registers).
 //!
 //! - **Byte classes.** Every byte no literal holds (ASCII case-insensitively)
 //!   leads every state where the start state's byte does (an Aho-Corasick
