@@ -106,8 +106,18 @@ impl Data {
 
     /// Sets a single-valued variable (replacing an earlier value).
     pub fn set(&mut self, var: Var, value: &[u8]) {
+        self.set_concat(var, &[value]);
+    }
+
+    /// Sets a single-valued variable to the concatenation of `parts`, written
+    /// into the arena slot's buffer (no string built first).
+    pub fn set_concat(&mut self, var: Var, parts: &[&[u8]]) {
         self.lists[var as usize].clear();
-        self.push(var, b"", value);
+        let slot = self.push(var, b"", b"");
+        let value = &mut self.arena[slot as usize].value;
+        for p in parts {
+            value.extend_from_slice(p);
+        }
     }
 
     /// Marks the request data as changed outside the arena (the XML document was

@@ -381,12 +381,15 @@ impl Transaction {
     /// Sets the request line (before phase 1).
     pub fn process_uri(&mut self, uri: &str, method: &str, http_version: &str) {
         self.uri = uri.to_string();
-        let version = http_version.trim_start_matches("HTTP/");
-        let protocol = format!("HTTP/{version}");
-        let line = format!("{method} {uri} {protocol}");
-        self.data.set(Var::RequestLine, line.as_bytes());
-        self.data.set(Var::RequestMethod, method.as_bytes());
-        self.data.set(Var::RequestProtocol, protocol.as_bytes());
+        let version = http_version.trim_start_matches("HTTP/").as_bytes();
+        let (method, uri_bytes) = (method.as_bytes(), uri.as_bytes());
+        self.data.set_concat(
+            Var::RequestLine,
+            &[method, b" ", uri_bytes, b" HTTP/", version],
+        );
+        self.data.set(Var::RequestMethod, method);
+        self.data
+            .set_concat(Var::RequestProtocol, &[b"HTTP/", version]);
         let decoded = uri_decode(uri.as_bytes());
         let (path_decoded, _) = split_query(&decoded);
         let (_, raw_query) = split_query(uri.as_bytes());

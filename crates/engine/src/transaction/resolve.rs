@@ -233,7 +233,9 @@ impl Transaction {
         if spec.count {
             let n = out.len() - start;
             out.truncate(start);
-            let i = scratch.add(b"", n.to_string().as_bytes());
+            let mut digits = [0u8; 20];
+            let n = i64::try_from(n).unwrap_or(i64::MAX);
+            let i = scratch.add(b"", super::phase::format_int(n, &mut digits));
             out.push(Candidate {
                 var,
                 count: true,
