@@ -114,9 +114,10 @@ impl Data {
     pub fn set_concat(&mut self, var: Var, parts: &[&[u8]]) {
         self.lists[var as usize].clear();
         let slot = self.push(var, b"", b"");
-        let value = &mut self.arena[slot as usize].value;
-        for p in parts {
-            value.extend_from_slice(p);
+        if let Some(e) = self.arena.get_mut(slot as usize) {
+            for p in parts {
+                e.value.extend_from_slice(p);
+            }
         }
     }
 
