@@ -303,9 +303,9 @@ impl Prefilter {
     }
 
     /// ORs a presence set into a scan's presence words and sets the escape bits
-    /// of the result, from the words as ORed (in registers): reading the four
-    /// words back from `scan` as one wide load would wait for the four stores
-    /// just made, which cannot be forwarded to it.
+    /// of the result (every scan ends here), from the words as ORed (in
+    /// registers): reading the four words back from `scan` as one wide load
+    /// would wait for the four stores just made, which cannot be forwarded to it.
     #[inline]
     fn add_presence_and_escape(&self, presence: &ByteMask, scan: &mut [u64]) {
         let words = self.words();
@@ -331,21 +331,6 @@ impl Prefilter {
         self.add_presence_and_escape(presence, scan);
     }
 
-    /// Sets the bits of the rules one of whose escape bytes the scan's presence set
-    /// holds.
-    #[inline]
-    fn escape(&self, scan: &mut [u64]) {
-        let words = self.words();
-        let Some(presence) = scan.get(words..words + bytes::PRESENCE_WORDS) else {
-            return;
-        };
-        let mut p = [0u64; 4];
-        p.copy_from_slice(presence);
-        if !crate::transform::triggers::disjoint(&p, &self.escape_union) {
-            self.escape_slow(&p, scan);
-        }
-    }
-
     #[inline(never)]
     fn escape_slow(&self, presence: &ByteMask, scan: &mut [u64]) {
         for (w, (&p, &u)) in presence.iter().zip(&self.escape_union).enumerate() {
@@ -364,13 +349,6 @@ impl Prefilter {
                     }
                 }
             }
-        }
-    }
-
-    /// Adds `value`'s presence set to a scan result.
-    fn add_presence(&self, value: &[u8], scan: &mut [u64]) {
-        if let Some(p) = scan.get_mut(self.words()..) {
-            bytes::presence(value, p);
         }
     }
 
@@ -396,8 +374,7 @@ impl Prefilter {
     /// (and of the rules without literals) are set.
     pub fn scan_long_into(&self, value: &[u8], scan: &mut [u64]) {
         self.scan_with(self.long_automaton(), value, None, scan);
-        self.add_presence(value, scan);
-        self.escape(scan);
+        self.add_presence_and_escape(&lowered_presence(value), scan);
     }
 
     /// As [`Prefilter::scan_long_into`] with the automaton's one-piece loop (no
@@ -408,8 +385,7 @@ impl Prefilter {
         if let Some(m) = self.long_automaton() {
             m.scan_sequential_into(value, scan);
         }
-        self.add_presence(value, scan);
-        self.escape(scan);
+        self.add_presence_and_escape(&lowered_presence(value), scan);
     }
 
     /// The long-value automaton (the plain one when there is none).
@@ -449,21 +425,20 @@ impl Prefilter {
             }
             None => self.scan_with(self.long_automaton(), value, Some(&table), scan),
         }
-        if let Some(p) = scan.get_mut(self.words()..) {
-            let mut present = [0u64; 4];
-            match presence {
-                Some(known) => {
-                    for (x, k) in present.iter_mut().zip(known) {
-                        *x = *k;
-                    }
+        let mut present = match presence {
+            Some(known) => {
+                let mut p = [0u64; 4];
+                for (x, k) in p.iter_mut().zip(known) {
+                    *x = *k;
                 }
-                None => bytes::presence(value, &mut present),
+                p
             }
-            for ((o, x), d) in p.iter_mut().zip(present).zip(deleted) {
-                *o |= x & !d;
-            }
+            None => lowered_presence(value),
+        };
+        for (x, d) in present.iter_mut().zip(deleted) {
+            *x &= !d;
         }
-        self.escape(scan);
+        self.add_presence_and_escape(&present, scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with
@@ -534,6 +509,13 @@ fn single_bytes_escape(t: &RuleTest) -> RuleTest {
     });
     t.escape = Some(escape);
     t
+}
+
+/// The set of `value`'s bytes, folded to lower case ([`bytes::presence`]).
+fn lowered_presence(value: &[u8]) -> ByteMask {
+    let mut p = [0u64; 4];
+    bytes::presence(value, &mut p);
+    p
 }
 
 /// The distinct lower-cased literal prefixes (see [`PREFIX_MAX`]) of `tests`, and
