@@ -445,14 +445,18 @@ impl Prefilter {
     /// this scan result: one of its literals occurred and every byte set it
     /// requires has a byte present.
     pub fn admits(&self, scan: &[u64], bit: u32) -> bool {
-        if !has(scan, bit) {
-            return false;
-        }
-        match self.bytes.get(bit as usize) {
-            Some(Some(req)) => scan
-                .get(self.words()..)
-                .is_some_and(|presence| req.admits(presence)),
-            _ => true,
+        self.bit_test(bit).admits(scan)
+    }
+
+    /// [`Prefilter::admits`] for `bit`, worked out once for the values of one
+    /// rule.
+    #[inline]
+    pub fn bit_test(&self, bit: u32) -> BitTest<'_> {
+        BitTest {
+            word: (bit / 64) as usize,
+            mask: 1 << (bit % 64),
+            presence: self.words(),
+            req: self.byte_req(bit),
         }
     }
 
@@ -538,6 +542,35 @@ fn index_literals<'a>(tests: impl Iterator<Item = &'a RuleTest>) -> (Vec<Vec<u8>
         }
     }
     (literals, literal_rules)
+}
+
+/// One rule's test of scan results (see [`Prefilter::bit_test`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BitTest<'a> {
+    /// The word and mask of the rule's bit.
+    word: usize,
+    mask: u64,
+    /// Where a scan's presence words start.
+    presence: usize,
+    /// The rule's byte requirement.
+    req: Option<&'a ByteReq>,
+}
+
+impl BitTest<'_> {
+    /// Whether the rule may match a value with scan result `scan` (at least
+    /// [`Prefilter::scan_words`] words; more are not read).
+    #[inline]
+    pub fn admits(&self, scan: &[u64]) -> bool {
+        if scan.get(self.word).is_none_or(|w| w & self.mask == 0) {
+            return false;
+        }
+        match self.req {
+            Some(req) => scan
+                .get(self.presence..)
+                .is_some_and(|presence| req.admits(presence)),
+            None => true,
+        }
+    }
 }
 
 /// `dst |= src`, word by word (bit sets of equal lengths).

@@ -560,30 +560,37 @@ impl Transaction {
         // scan below would decide (verification takes the long way, which checks).
         // (A `multiMatch` rule's scans are each value's union over its
         // intermediate values.)
-        let mut lent = match (rule.prefilter, &program.prefilter) {
-            (Some(_), Some(_)) if !negated && !program.options.verify => {
-                self.take_value_scans(program, rule)
-            }
+        // (A `multiMatch` rule's scans are each value's union over its
+        // intermediate values: a value none of them admits is passed over as
+        // `multi_match_slot` would decide value by value.)
+        let lent = match (rule.prefilter, &program.prefilter) {
+            (Some(bit), Some(pf)) if !negated && !program.options.verify => self
+                .take_value_scans(program, rule)
+                .map(|l| (l, pf.bit_test(bit))),
             _ => None,
+        };
+        // The values the test passes over are left out first, in a loop of their
+        // own; the others are evaluated below.
+        let mut kept = std::mem::take(&mut self.work.kept);
+        let cands = match lent {
+            Some((mut l, test)) => {
+                kept.clear();
+                let memo = &self.work.memo;
+                kept.extend(cands.iter().filter(|c| {
+                    match c.src {
+                        Src::Slot(slot) if !c.count => l
+                            .offset(slot)
+                            .is_none_or(|o| test.admits(memo.bits_from(o))),
+                        _ => true,
+                    }
+                }));
+                self.give_value_scans(l);
+                &kept[..]
+            }
+            None => cands,
         };
         'values: for c in cands {
             if rule.multi_match {
-                // None of the value's intermediate values holds a required literal:
-                // passed over with one bit test, as `multi_match_slot` would decide
-                // value by value.
-                if let (Src::Slot(slot), false, Some(l), Some(bit), Some(pf)) = (
-                    c.src,
-                    c.count,
-                    lent.as_mut(),
-                    rule.prefilter,
-                    &program.prefilter,
-                ) {
-                    if let Some(o) = l.offset(slot) {
-                        if !pf.admits(self.work.memo.bits_at(o, pf.scan_words()), bit) {
-                            continue 'values;
-                        }
-                    }
-                }
                 // The operator runs on the value and after every transformation that
                 // changes it. A value on which none of them matched is cached.
                 let cache_slot = match c.src {
@@ -642,16 +649,6 @@ impl Transaction {
             }
             let (hit, value) = match c.src {
                 Src::Slot(slot) if !c.count => 'eval: {
-                    if let (Some(l), Some(bit), Some(pf)) =
-                        (lent.as_mut(), rule.prefilter, &program.prefilter)
-                    {
-                        if let Some(o) = l.offset(slot) {
-                            // (Lent only without the result cache: nothing to learn.)
-                            if !pf.admits(self.work.memo.bits_at(o, pf.scan_words()), bit) {
-                                continue 'values;
-                            }
-                        }
-                    }
                     // A repeated value whose result is cached: no transformation,
                     // no operator (verification recomputes and compares).
                     let cache = program.options.value_cache && rule.pure;
@@ -850,9 +847,7 @@ impl Transaction {
                 self.on_match(rule, e, hit);
             }
         }
-        if let Some(l) = lent {
-            self.give_value_scans(l);
-        }
+        self.work.kept = kept;
         self.work.vbuf = vbuf;
         self.work.tbuf = tbuf;
         matched_any

@@ -71,6 +71,8 @@ pub(crate) struct WorkSet {
     pub class_values: Vec<super::classes::ClassValues>,
     pub list_maybes: Vec<super::classes::ListMaybe>,
     pub lent_buf: Vec<(u32, u32)>,
+    /// The candidates a rule's prefilter test keeps (see `eval_candidates`).
+    pub kept: Vec<Candidate>,
 }
 
 impl WorkSet {
@@ -97,6 +99,7 @@ impl WorkSet {
             m.forget();
         }
         self.lent_buf.clear();
+        self.kept.clear();
         self.setvar_buf.clear();
         self.setvar_key.clear();
         self.owner = 0;
@@ -104,7 +107,7 @@ impl WorkSet {
 
     /// Bytes held, by capacity, other than the memo's.
     fn other_bytes(&self) -> usize {
-        self.cands.capacity() * std::mem::size_of::<Candidate>()
+        (self.cands.capacity() + self.kept.capacity()) * std::mem::size_of::<Candidate>()
             + self.scratch.capacity_bytes()
             + self.vbuf.capacity()
             + self.tbuf.capacity()
