@@ -90,10 +90,11 @@ pub struct ClassPlan {
     /// Rule-index mask of the negated rules (a value's maybe set keeps one while
     /// its operator may miss the value).
     pub negated_rules: Vec<u64>,
-    /// By class chain: the prefilter bits of the rules reading it, as (word,
-    /// bits) pairs of its words with a bit (a chain's rules are few: a union's
-    /// admitted bits are worked out over one or two words, not every word).
-    pub cc_bits: Vec<Vec<(u32, u64)>>,
+    /// By class chain: where its entries of `cc_words` are, (start, length).
+    cc_runs: Vec<(u32, u32)>,
+    /// The class chains' prefilter bits (see [`ClassPlan::cc_bits`]), one
+    /// chain's after the other: one array, not one per chain.
+    cc_words: Vec<(u32, u64)>,
     /// By class chain: the fewest bytes a value any of its rules matches holds
     /// (see [`crate::prefilter::RuleTest::min_match_len`]); 0 when a rule has no
     /// prefilter bit or nothing is known. A value whose result under the chain
@@ -189,6 +190,18 @@ fn lists_of(var: Var) -> Option<Vec<Var>> {
 }
 
 impl ClassPlan {
+    /// Class chain `cc`'s prefilter bits: those of the rules reading it, as
+    /// (word, bits) pairs of its words with a bit (a chain's rules are few: a
+    /// union's admitted bits are worked out over one or two words, not every
+    /// word).
+    #[inline]
+    pub fn cc_bits(&self, cc: usize) -> &[(u32, u64)] {
+        let (start, len) = self.cc_runs.get(cc).copied().unwrap_or_default();
+        self.cc_words
+            .get(start as usize..(start + len) as usize)
+            .unwrap_or_default()
+    }
+
     /// The plan for the prefilter groups of `rules` (indexes set), whose
     /// prefilter bits fill `bit_words` words.
     ///
@@ -337,16 +350,12 @@ impl ClassPlan {
                 *m = 0;
             }
         }
-        plan.cc_bits = cc_bits
-            .iter()
-            .map(|words| {
-                (0u32..)
-                    .zip(words)
-                    .filter(|&(_, &m)| m != 0)
-                    .map(|(w, &m)| (w, m))
-                    .collect()
-            })
-            .collect();
+        for words in &cc_bits {
+            let start = plan.cc_words.len() as u32;
+            plan.cc_words.extend(runs(words));
+            let len = plan.cc_words.len() as u32 - start;
+            plan.cc_runs.push((start, len));
+        }
         plan.build_lists(rule_words);
         plan.build_list_classes();
         plan

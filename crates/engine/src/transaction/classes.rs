@@ -59,10 +59,13 @@ pub(crate) struct ClassValues {
     /// Every value is short enough to have its bytes collected, and none is the
     /// response body (scanned by the long-value automaton).
     screened: bool,
-    /// The values without a result-cache entry (all without the cache): slot,
-    /// bytes as trigger tests see them ([`triggers::trigger_view`]; when screened)
-    /// and memo offset of the raw scan (when screened).
-    values: Vec<(u32, ByteMask, u32)>,
+    /// The values without a result-cache entry (all without the cache): slot
+    /// and memo offset of the raw scan (when screened; else
+    /// [`super::groups::NO_OFFSET`]), in resolution order ...
+    values: Vec<(u32, u32)>,
+    /// ... and the bytes of each as trigger tests see them
+    /// ([`triggers::trigger_view`]; when screened).
+    bytes_of: Vec<ByteMask>,
     /// The union of their bytes.
     bytes: ByteMask,
     /// The union of their raw scans.
@@ -118,7 +121,8 @@ impl ClassValues {
     /// Bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.values.capacity() * std::mem::size_of::<(u32, ByteMask, u32)>()
+            + self.values.capacity() * 8
+            + self.bytes_of.capacity() * std::mem::size_of::<ByteMask>()
             + self.raw.capacity() * 8
     }
 }
@@ -146,15 +150,15 @@ impl Transaction {
         (u.version == Some(self.class_version(program, class))).then_some(u)
     }
 
-    /// Screens class `class`'s values for the current data (unless done).
-    fn class_values(&mut self, program: &crate::Program, pf: &Prefilter, class: u32) {
+    /// Screens class `class`'s values for the current data (unless done);
+    /// `version`: its lists' version.
+    fn class_values(&mut self, program: &crate::Program, pf: &Prefilter, class: u32, version: u64) {
         let i = class as usize;
         if self.work.class_values.len() <= i {
             self.work
                 .class_values
                 .resize_with(i + 1, ClassValues::default);
         }
-        let version = self.class_version(program, class);
         let clears = self.work.memo.clears();
         let cv = &self.work.class_values[i];
         if cv.version == Some(version) && cv.memo_clears == clears {
@@ -171,6 +175,7 @@ impl Transaction {
         cv.version = Some(version);
         cv.memo_clears = clears;
         cv.values.clear();
+        cv.bytes_of.clear();
         cv.bytes = [0; 4];
         cv.raw.clear();
         cv.raw.resize(words, 0);
@@ -193,7 +198,8 @@ impl Transaction {
                 let base = &data.entry(slot).value;
                 if !cv.screened || base.len() > super::memo::PRESENCE_MAX || Some(slot) == body {
                     cv.screened = false;
-                    cv.values.push((slot, [0; 4], super::groups::NO_OFFSET));
+                    cv.values.push((slot, super::groups::NO_OFFSET));
+                    cv.bytes_of.push([0; 4]);
                     continue;
                 }
                 // (The raw scan first: it collects the value's bytes, which the
@@ -207,7 +213,8 @@ impl Transaction {
                     *u |= b;
                 }
                 let o = u32::try_from(o).unwrap_or(super::groups::NO_OFFSET);
-                cv.values.push((slot, bytes, o));
+                cv.values.push((slot, o));
+                cv.bytes_of.push(bytes);
             }
         }
     }
@@ -243,7 +250,7 @@ impl Transaction {
             u.scans.clear();
             return;
         }
-        self.class_values(program, pf, ch.class);
+        self.class_values(program, pf, ch.class, version);
         // Disjoint parts of the work set: no value or union is moved out and back.
         let work = &mut self.work;
         let cv = &work.class_values[ch.class as usize];
@@ -264,7 +271,7 @@ impl Transaction {
             Union::Raw => &cv.raw,
             Union::Filled => &u.bits,
         };
-        for &(w, m) in plan.cc_bits.get(i).map_or(&[][..], Vec::as_slice) {
+        for &(w, m) in plan.cc_bits(i) {
             let mut candidates = m & bits.get(w as usize).copied().unwrap_or(0);
             let mut admitted = 0;
             while candidates != 0 {
@@ -372,7 +379,7 @@ fn fill_union(
             // (Under a `multiMatch` chain too: every intermediate value is the raw
             // one up to case, and so is its scan.)
             if keep_scans {
-                u.scans.extend(cv.values.iter().map(|&(s, _, o)| (s, o)));
+                u.scans.extend_from_slice(&cv.values);
             }
             return Union::Raw;
         }
@@ -393,13 +400,20 @@ fn fill_union(
         }
     };
     let body = data.response_body_slot();
-    for &(slot, bytes, raw) in &cv.values {
+    // The values' scans start as their raw ones (one copy), and those of the
+    // values scanned under the chain are replaced.
+    if keep_scans {
+        u.scans.extend_from_slice(&cv.values);
+    }
+    let set_scan = |u: &mut ClassUnion, k: usize, o: u32| {
+        if let Some(e) = u.scans.get_mut(k) {
+            e.1 = o;
+        }
+    };
+    for (k, (&(slot, raw), bytes)) in cv.values.iter().zip(&cv.bytes_of).enumerate() {
         // This value lacks the chain's trigger bytes: its raw scan, in already.
         if let Some(t) = screened {
-            if triggers::disjoint(&t, &bytes) && raw != super::groups::NO_OFFSET {
-                if keep_scans {
-                    u.scans.push((slot, raw));
-                }
+            if triggers::disjoint(&t, bytes) && raw != super::groups::NO_OFFSET {
                 continue;
             }
         }
@@ -419,8 +433,7 @@ fn fill_union(
                 // The value's union over its intermediate values: a rule it does
                 // not admit is admitted by none of them.
                 let o = memo.push_bits(value_bits_buf);
-                u.scans
-                    .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
+                set_scan(u, k, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET));
             }
             continue;
         }
@@ -435,7 +448,7 @@ fn fill_union(
                         let o = memo.push_bits(value_bits_buf);
                         u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)
                     });
-                    u.scans.push((slot, o));
+                    set_scan(u, k, o);
                 }
                 continue;
             }
@@ -443,8 +456,7 @@ fn fill_union(
         let o = memo.scan_offset(pf, &program.chains, slot, ch.chain, base, long);
         or_into(&mut u.bits, memo.bits_at(o, words));
         if keep_scans {
-            u.scans
-                .push((slot, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET)));
+            set_scan(u, k, u32::try_from(o).unwrap_or(super::groups::NO_OFFSET));
         }
     }
     Union::Filled
