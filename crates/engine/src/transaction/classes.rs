@@ -410,13 +410,18 @@ fn fill_union(
             e.1 = o;
         }
     };
-    for (k, (&(slot, raw), bytes)) in cv.values.iter().zip(&cv.bytes_of).enumerate() {
-        // This value lacks the chain's trigger bytes: its raw scan, in already.
-        if let Some(t) = screened {
-            if triggers::disjoint(&t, bytes) && raw != super::groups::NO_OFFSET {
-                continue;
-            }
-        }
+    let mut from = 0;
+    loop {
+        // The values lacking the chain's trigger bytes: their raw scans, in
+        // already.
+        let k = match screened {
+            Some(t) => next_triggered(cv, &t, from),
+            None => from,
+        };
+        let Some(&(slot, _)) = cv.values.get(k) else {
+            break;
+        };
+        from = k + 1;
         if ch.multi {
             let short = bounded.map(|before| (before, min_len));
             value_bits(
@@ -460,6 +465,23 @@ fn fill_union(
         }
     }
     Union::Filled
+}
+
+/// The first of the screened values `cv` from index `from` on that holds a byte
+/// of `triggers` or has no raw scan (`cv.values.len()`: none). In a loop of its
+/// own: most values are passed over here.
+#[inline(never)]
+fn next_triggered(cv: &ClassValues, triggers: &ByteMask, from: usize) -> usize {
+    let values = cv.values.get(from..).unwrap_or_default();
+    let bytes = cv.bytes_of.get(from..).unwrap_or_default();
+    let passed = values
+        .iter()
+        .zip(bytes)
+        .take_while(|(&(_, raw), b)| {
+            raw != super::groups::NO_OFFSET && triggers::disjoint(triggers, b)
+        })
+        .count();
+    from + passed
 }
 
 /// The prefilter bits of one value of a `multiMatch` class chain: the union of

@@ -26,9 +26,10 @@
 //! pure negated rules are in groups for this test alone: their gate's bit is
 //! [`crate::step_gates::NO_BIT`], which every union admits.
 
+use super::resolve::{Candidate, Src};
 use super::Transaction;
-use crate::prefilter::or_into;
 use crate::prefilter::Prefilter;
+use crate::prefilter::{or_into, BitTest};
 use crate::rule::Rule;
 
 /// Which prefiltered rules may match, for the current request data: the prefilter
@@ -159,6 +160,30 @@ impl ValueScans {
             }
         }
         None
+    }
+
+    /// Pushes onto `kept` the candidates of `cands` (the rule's values, in
+    /// order) that `test` does not pass over: every value without a known scan
+    /// (in `bits`, the memo's scans) and every one whose scan it admits, in a
+    /// loop of its own (its state stays in registers).
+    #[inline(never)]
+    pub(crate) fn keep_admitted(
+        &mut self,
+        cands: &[Candidate],
+        bits: &[u64],
+        test: &BitTest<'_>,
+        kept: &mut Vec<Candidate>,
+    ) {
+        for c in cands {
+            if let (Src::Slot(slot), false) = (c.src, c.count) {
+                if let Some(o) = self.offset(slot) {
+                    if !test.admits(bits.get(o..).unwrap_or_default()) {
+                        continue;
+                    }
+                }
+            }
+            kept.push(*c);
+        }
     }
 }
 

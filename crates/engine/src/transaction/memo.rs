@@ -439,12 +439,11 @@ impl TransformMemo {
         o
     }
 
-    /// The scan results from `offset` (from [`TransformMemo::scan_offset`]) on,
-    /// the scan first (for [`crate::prefilter::BitTest::admits`], which reads only
-    /// its words); valid until the memo is cleared.
+    /// Every scan result, for offsets from [`TransformMemo::scan_offset`]
+    /// (valid until the memo is cleared).
     #[inline]
-    pub fn bits_from(&self, offset: usize) -> &[u64] {
-        self.bits.get(offset..).unwrap_or_default()
+    pub fn all_bits(&self) -> &[u64] {
+        &self.bits
     }
 
     /// The scan result at `offset` (from [`TransformMemo::scan_offset`]), of `words`

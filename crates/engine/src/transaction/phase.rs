@@ -575,15 +575,7 @@ impl Transaction {
         let cands = match lent {
             Some((mut l, test)) => {
                 kept.clear();
-                let memo = &self.work.memo;
-                kept.extend(cands.iter().filter(|c| {
-                    match c.src {
-                        Src::Slot(slot) if !c.count => l
-                            .offset(slot)
-                            .is_none_or(|o| test.admits(memo.bits_from(o))),
-                        _ => true,
-                    }
-                }));
+                l.keep_admitted(cands, self.work.memo.all_bits(), &test, &mut kept);
                 self.give_value_scans(l);
                 &kept[..]
             }
