@@ -51,11 +51,8 @@ const DENSE_SLOTS: usize = 256;
 /// Longest value whose bytes are collected to pass over chains that leave it
 /// unchanged (see [`crate::transform::triggers`]).
 pub(crate) const PRESENCE_MAX: usize = 2048;
-/// A row entry stores `Link::bytes` plus this, so that [`BASE`] is 1, buffer
-/// `i` is `i + 2`, and an entry not computed yet is 0: a new row is zeroed.
-const STORED_BIAS: u32 = 2;
-/// The stored `Link::bytes` of a row entry not computed yet.
-const ABSENT_STORED: u32 = 0;
+/// `Link::bytes` of a row entry not computed yet.
+const ABSENT: u32 = u32::MAX - 1;
 
 /// `(slot, chain) -> Link`: a row per slot, indexed by chain id, for the first
 /// [`DENSE_SLOTS`] slots (a lookup is two indexings, and a transaction's rows are
@@ -96,27 +93,19 @@ impl LinkTable {
         if self.dense(slot, chain) {
             let r = self.row(slot)?;
             let l = self.entries[r + chain as usize];
-            (l.bytes != ABSENT_STORED).then_some(Link {
-                bytes: l.bytes.wrapping_sub(STORED_BIAS),
-                ..l
-            })
+            (l.bytes != ABSENT).then_some(l)
         } else {
             self.spill.get(&(slot, chain)).copied()
         }
     }
 
-    /// Sets the scan offset of a link present.
     #[inline]
-    fn set_bits(&mut self, slot: u32, chain: ChainId, bits: u32) {
+    fn get_mut(&mut self, slot: u32, chain: ChainId) -> Option<&mut Link> {
         if self.dense(slot, chain) {
-            if let Some(r) = self.row(slot) {
-                let l = &mut self.entries[r + chain as usize];
-                if l.bytes != ABSENT_STORED {
-                    l.bits = bits;
-                }
-            }
-        } else if let Some(l) = self.spill.get_mut(&(slot, chain)) {
-            l.bits = bits;
+            let r = self.row(slot)?;
+            Some(&mut self.entries[r + chain as usize]).filter(|l| l.bytes != ABSENT)
+        } else {
+            self.spill.get_mut(&(slot, chain))
         }
     }
 
@@ -133,11 +122,10 @@ impl LinkTable {
             Some(r) => r,
             None => {
                 let r = self.entries.len();
-                // All zeros: the row is filled as by `memset`.
                 let absent = Link {
-                    bytes: ABSENT_STORED,
+                    bytes: ABSENT,
                     scan: 0,
-                    bits: 0,
+                    bits: UNSCANNED,
                 };
                 self.entries.resize(r + self.width, absent);
                 let i = slot as usize;
@@ -148,10 +136,7 @@ impl LinkTable {
                 r
             }
         };
-        self.entries[r + chain as usize] = Link {
-            bytes: link.bytes.wrapping_add(STORED_BIAS),
-            ..link
-        };
+        self.entries[r + chain as usize] = link;
     }
 
     fn capacity_bytes(&self) -> usize {
@@ -211,8 +196,8 @@ impl TransformMemo {
                 self.root_scans.resize(i + 1, UNSCANNED);
             }
             self.root_scans[i] = offset;
-        } else {
-            self.index.set_bits(slot, chain, offset);
+        } else if let Some(l) = self.index.get_mut(slot, chain) {
+            l.bits = offset;
         }
     }
 
