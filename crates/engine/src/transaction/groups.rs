@@ -28,8 +28,7 @@
 
 use super::resolve::{Candidate, Src};
 use super::Transaction;
-use crate::prefilter::Prefilter;
-use crate::prefilter::{or_into, BitTest};
+use crate::prefilter::{or_into, BitTest, Prefilter};
 use crate::rule::Rule;
 
 /// Which prefiltered rules may match, for the current request data: the prefilter

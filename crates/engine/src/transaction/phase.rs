@@ -559,8 +559,6 @@ impl Transaction {
         // required literals occurs is passed over with one bit test, as the memo's
         // scan below would decide (verification takes the long way, which checks).
         // (A `multiMatch` rule's scans are each value's union over its
-        // intermediate values.)
-        // (A `multiMatch` rule's scans are each value's union over its
         // intermediate values: a value none of them admits is passed over as
         // `multi_match_slot` would decide value by value.)
         let lent = match (rule.prefilter, &program.prefilter) {
