@@ -55,6 +55,8 @@
 //!   the input. Argument names repeat their parents' names, so the total output is
 //!   bounded by `max_args` times the name length.
 
+use std::io::Write as _;
+
 use super::Arg;
 
 /// v3's default SecRequestBodyJsonDepthLimit (`json_depth_limit_default`).
@@ -196,6 +198,13 @@ impl Lexer<'_> {
         let start = self.pos;
         let mut escapes = false;
         loop {
+            // The run of bytes that need no test but the loop's (printable
+            // ASCII other than `"` and `\`), passed over at once.
+            let rest = self.input.get(self.pos..).unwrap_or_default();
+            self.pos += rest
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c))
+                .unwrap_or(rest.len());
             let Some(c) = self.get(self.pos) else {
                 return Tok::Incomplete;
             };
@@ -552,8 +561,9 @@ impl JsonParser<'_, '_> {
             if top.is_array {
                 top.counter += 1;
                 self.prefix.truncate(top.name_end);
-                self.prefix
-                    .extend_from_slice(format!(".array_{}", top.counter).as_bytes());
+                // (Written in place: no string made first. Writing to a `Vec`
+                // cannot fail.)
+                let _ = write!(self.prefix, ".array_{}", top.counter);
             }
         }
     }
