@@ -540,3 +540,43 @@ fn value_bits(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{next_triggered, ClassValues};
+    use crate::transaction::groups::NO_OFFSET;
+    use crate::transform::triggers;
+
+    #[test]
+    fn the_values_holding_a_trigger_byte_are_found_in_order() {
+        let values: [&[u8]; 5] = [b"plain", b"a%20b", b"text", b"x+y", b"tail"];
+        let mut cv = ClassValues::default();
+        for (k, v) in values.iter().enumerate() {
+            // The third value has no raw scan: it is never passed over.
+            let raw = if k == 2 { NO_OFFSET } else { 10 * k as u32 };
+            cv.values.push((k as u32, raw));
+            cv.bytes_of.push(triggers::presence(v));
+        }
+        // A chain changing only values with `%`.
+        let t = triggers::presence(b"%");
+        let found: Vec<usize> = {
+            let mut from = 0;
+            let mut found = Vec::new();
+            loop {
+                let k = next_triggered(&cv, &t, from);
+                if k >= cv.values.len() {
+                    break found;
+                }
+                found.push(k);
+                from = k + 1;
+            }
+        };
+        assert_eq!(found, vec![1, 2]);
+        // From past the end: none.
+        assert_eq!(next_triggered(&cv, &t, 9), 9);
+        // `%` or `+`: the fourth value too.
+        let t = triggers::presence(b"%+");
+        assert_eq!(next_triggered(&cv, &t, 3), 3);
+        assert_eq!(next_triggered(&cv, &t, 4), 5);
+    }
+}

@@ -694,6 +694,9 @@ impl Transaction {
 #[cfg(test)]
 mod tests {
     use super::{ValueScans, NO_OFFSET};
+    use crate::prefilter::{Prefilter, RuleTest};
+    use crate::transaction::resolve::{Candidate, Src};
+    use crate::variable::Var;
 
     fn lent(scans: &[(u32, u32)]) -> ValueScans {
         ValueScans {
@@ -715,5 +718,58 @@ mod tests {
         // Past the end (a value the group did not have): unknown, never a guess.
         assert_eq!(l.offset(4), None);
         assert_eq!(l.offset(9), None);
+    }
+
+    #[test]
+    fn the_values_a_rules_test_passes_over_are_left_out_in_order() {
+        let rule = RuleTest {
+            bit: 0,
+            literals: Some(vec![b"union".to_vec()]),
+            bytes: None,
+            escape: None,
+        };
+        let pf = Prefilter::build_tests(&[rule]).unwrap_or_else(|| panic!("prefilter"));
+        // The memo's scans, one after the other: slot 3's admits the rule, slot
+        // 5's does not.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        pf.scan(b"a UNION b", &mut a);
+        pf.scan(b"plain", &mut b);
+        let words = pf.scan_words() as u32;
+        let bits: Vec<u64> = a.iter().chain(&b).copied().collect();
+        let slot = |s: u32| Candidate {
+            var: Var::ArgsGet,
+            count: false,
+            src: Src::Slot(s),
+        };
+        let cands = [
+            slot(5),
+            slot(3),
+            // Not in the arena, a count, a value without a known scan and one
+            // the group did not have: kept (the evaluation decides).
+            Candidate {
+                var: Var::Tx,
+                count: false,
+                src: Src::Scratch(0),
+            },
+            Candidate {
+                count: true,
+                ..slot(3)
+            },
+            slot(8),
+            slot(5),
+            slot(9),
+        ];
+        let mut l = lent(&[(5, words), (3, 0), (8, NO_OFFSET), (5, words)]);
+        let mut kept = Vec::new();
+        l.keep_admitted(&cands, &bits, &pf.bit_test(0), &mut kept);
+        let got: Vec<(bool, Src)> = kept.iter().map(|c| (c.count, c.src)).collect();
+        let want = [
+            (false, Src::Slot(3)),
+            (false, Src::Scratch(0)),
+            (true, Src::Slot(3)),
+            (false, Src::Slot(8)),
+            (false, Src::Slot(9)),
+        ];
+        assert_eq!(got, want);
     }
 }

@@ -10,7 +10,7 @@ use crate::rule::{KeySel, Rule, TargetSpec};
 use crate::variable::Var;
 
 /// Where a candidate value lives.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Src {
     /// In the arena: memoisable.
     Slot(u32),
