@@ -121,7 +121,7 @@ impl ClassValues {
     /// Bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.values.capacity() * 8
+            + self.values.capacity() * std::mem::size_of::<(u32, u32)>()
             + self.bytes_of.capacity() * std::mem::size_of::<ByteMask>()
             + self.raw.capacity() * 8
     }

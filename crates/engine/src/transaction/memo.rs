@@ -677,6 +677,8 @@ pub fn apply_chain(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prefilter::{has, Prefilter};
+    use crate::transform::Transformation;
 
     #[test]
     fn long_values_are_keyed_by_a_sample_of_their_bytes() {
@@ -706,8 +708,6 @@ mod tests {
         // Short values: every byte.
         assert_ne!(bytes_key(&body[..512]), bytes_key(&inside[..512]));
     }
-    use crate::prefilter::{has, Prefilter};
-    use crate::transform::Transformation;
 
     #[test]
     fn chains_share_prefixes_and_case_only_changes_share_scans() {
