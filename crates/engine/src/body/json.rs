@@ -78,6 +78,20 @@ pub fn parse_json(
     max_args: usize,
     out: &mut Vec<Arg>,
 ) -> Result<(), String> {
+    for_each_json_arg(body, depth_limit, max_args, |name, value| {
+        out.push(Arg::new(name, value));
+    })
+}
+
+/// [`parse_json`], handing each argument to `f` (name, value) as it is parsed
+/// instead of collecting them: the name is built in one reused buffer, and a
+/// value without escapes is a slice of `body` (no allocation per argument).
+pub fn for_each_json_arg(
+    body: &[u8],
+    depth_limit: usize,
+    max_args: usize,
+    f: impl FnMut(&[u8], &[u8]),
+) -> Result<(), String> {
     if body.is_empty() {
         return Ok(());
     }
@@ -90,12 +104,14 @@ pub fn parse_json(
         frames: Vec::new(),
         prefix: Vec::new(),
         current_key: Vec::new(),
+        name: Vec::new(),
+        unescaped: Vec::new(),
         depth_limit,
         max_args,
         added: 0,
         name_bytes: 0,
         name_budget: body.len().saturating_mul(16).saturating_add(64 << 10),
-        out,
+        sink: f,
     };
     p.run()
 }
@@ -337,13 +353,29 @@ struct Frame {
     name_end: usize,
 }
 
-struct JsonParser<'a, 'o> {
+/// An argument's value as the lexer gave it.
+#[derive(Clone, Copy)]
+enum Value {
+    /// `input[start..end]` as it is (a string without escapes, a number).
+    Raw(usize, usize),
+    /// `input[start..end]`, a string with escapes, to decode.
+    Escaped(usize, usize),
+    /// A literal's value.
+    Fixed(&'static [u8]),
+}
+
+struct JsonParser<'a, F> {
     lexer: Lexer<'a>,
     states: Vec<State>,
     frames: Vec<Frame>,
     /// Concatenation of every open container's `name` + (`.` | `.array_N`).
     prefix: Vec<u8>,
+    /// The last object key read (decoded), until a value or container takes it.
     current_key: Vec<u8>,
+    /// The argument name being built (reused).
+    name: Vec<u8>,
+    /// A decoded string value (reused).
+    unescaped: Vec<u8>,
     depth_limit: usize,
     max_args: usize,
     added: usize,
@@ -352,7 +384,8 @@ struct JsonParser<'a, 'o> {
     /// plus 64 KiB), or the body fails.
     name_bytes: usize,
     name_budget: usize,
-    out: &'o mut Vec<Arg>,
+    /// Where each argument goes.
+    sink: F,
 }
 
 /// A callback asked YAJL to stop (v3 returned 0 from a callback).
@@ -386,7 +419,7 @@ fn lexical_error(msg: &str) -> String {
     format!("lexical error: {msg}\n")
 }
 
-impl JsonParser<'_, '_> {
+impl<F: FnMut(&[u8], &[u8])> JsonParser<'_, F> {
     fn run(&mut self) -> Result<(), String> {
         loop {
             let Some(&state) = self.states.last() else {
@@ -407,7 +440,10 @@ impl JsonParser<'_, '_> {
                     Tok::End | Tok::Incomplete => return Err(parse_error("premature EOF")),
                     Tok::Error(e) => return Err(lexical_error(e)),
                     Tok::Str(s, e, esc) => {
-                        self.current_key = self.string_value(s, e, esc);
+                        let mut key = std::mem::take(&mut self.current_key);
+                        key.clear();
+                        self.string_into(s, e, esc, &mut key);
+                        self.current_key = key;
                         self.set_state(State::MapSep);
                     }
                     Tok::RightBrace if state == State::MapStart => self.end_container(),
@@ -466,14 +502,17 @@ impl JsonParser<'_, '_> {
             Tok::End | Tok::Incomplete => Err(parse_error("premature EOF")),
             Tok::Error(e) => Err(lexical_error(e)),
             Tok::Str(s, e, esc) => {
-                let v = self.string_value(s, e, esc);
+                let v = if esc {
+                    Value::Escaped(s, e)
+                } else {
+                    Value::Raw(s, e)
+                };
                 self.add_argument(v).map_err(cancelled)?;
                 self.after_value(state);
                 Ok(())
             }
             Tok::Number(s, e) => {
-                let v = self.lexer.input.get(s..e).unwrap_or(&[]).to_vec();
-                self.add_argument(v).map_err(cancelled)?;
+                self.add_argument(Value::Raw(s, e)).map_err(cancelled)?;
                 self.after_value(state);
                 Ok(())
             }
@@ -499,38 +538,41 @@ impl JsonParser<'_, '_> {
         }
     }
 
-    fn scalar(&mut self, state: State, v: &[u8]) -> Result<(), String> {
-        self.add_argument(v.to_vec()).map_err(cancelled)?;
+    fn scalar(&mut self, state: State, v: &'static [u8]) -> Result<(), String> {
+        self.add_argument(Value::Fixed(v)).map_err(cancelled)?;
         self.after_value(state);
         Ok(())
     }
 
-    fn string_value(&self, s: usize, e: usize, escapes: bool) -> Vec<u8> {
+    /// Appends the string `input[s..e]` to `out`, decoded when it has escapes.
+    fn string_into(&self, s: usize, e: usize, escapes: bool, out: &mut Vec<u8>) {
         let raw = self.lexer.input.get(s..e).unwrap_or(&[]);
         if escapes {
-            yajl_string_decode(raw)
+            yajl_string_decode_into(raw, out);
         } else {
-            raw.to_vec()
+            out.extend_from_slice(raw);
         }
     }
 
-    /// v3's `getCurrentKey()`.
-    fn current_key(&mut self) -> Vec<u8> {
+    /// Appends v3's `getCurrentKey()` to `out` (a buffer other than
+    /// `current_key`), which takes the key.
+    fn current_key_into(&mut self, out: &mut Vec<u8>) {
         let Some(top) = self.frames.last() else {
-            return b"json".to_vec();
+            out.extend_from_slice(b"json");
+            return;
         };
         if self.current_key.is_empty() {
-            return if top.is_array {
-                Vec::new()
-            } else {
-                b"empty-key".to_vec()
-            };
+            if !top.is_array {
+                out.extend_from_slice(b"empty-key");
+            }
+            return;
         }
-        std::mem::take(&mut self.current_key)
+        out.extend_from_slice(&self.current_key);
+        self.current_key.clear();
     }
 
     /// v3's `JSON::addArgument`.
-    fn add_argument(&mut self, value: Vec<u8>) -> Result<(), Cancel> {
+    fn add_argument(&mut self, value: Value) -> Result<(), Cancel> {
         if self.prefix.len() + self.current_key.len() > MAX_NAME_LEN {
             return Err(Cancel::NameTooLong);
         }
@@ -538,19 +580,33 @@ impl JsonParser<'_, '_> {
         if self.name_bytes > self.name_budget {
             return Err(Cancel::NameTooLong);
         }
-        let mut name = self.prefix.clone();
+        let mut name = std::mem::take(&mut self.name);
+        name.clear();
+        name.extend_from_slice(&self.prefix);
         let top_is_array = self.frames.last().map(|f| f.is_array);
         if top_is_array == Some(true) {
             self.bump_array_counter();
         } else {
-            let key = self.current_key();
-            name.extend_from_slice(&key);
+            self.current_key_into(&mut name);
         }
         if self.added >= self.max_args {
+            self.name = name;
             return Err(Cancel::Args);
         }
         self.added += 1;
-        self.out.push(Arg { name, value });
+        let input = self.lexer.input;
+        match value {
+            Value::Raw(s, e) => (self.sink)(&name, input.get(s..e).unwrap_or(&[])),
+            Value::Escaped(s, e) => {
+                let mut v = std::mem::take(&mut self.unescaped);
+                v.clear();
+                self.string_into(s, e, true, &mut v);
+                (self.sink)(&name, &v);
+                self.unescaped = v;
+            }
+            Value::Fixed(v) => (self.sink)(&name, v),
+        }
+        self.name = name;
         Ok(())
     }
 
@@ -569,9 +625,10 @@ impl JsonParser<'_, '_> {
     }
 
     fn start_container(&mut self, is_array: bool) -> Result<(), Cancel> {
-        let name = self.current_key();
         let prefix_start = self.prefix.len();
-        self.prefix.extend_from_slice(&name);
+        let mut prefix = std::mem::take(&mut self.prefix);
+        self.current_key_into(&mut prefix);
+        self.prefix = prefix;
         let name_end = self.prefix.len();
         if is_array {
             self.prefix.extend_from_slice(b".array_0");
@@ -599,8 +656,8 @@ impl JsonParser<'_, '_> {
     }
 }
 
-/// YAJL's `yajl_string_decode`, quirks included.
-fn yajl_string_decode(s: &[u8]) -> Vec<u8> {
+/// YAJL's `yajl_string_decode`, quirks included, appended to `out`.
+fn yajl_string_decode_into(s: &[u8], out: &mut Vec<u8>) {
     let at = |i: usize| s.get(i).copied().unwrap_or(0);
     let hex4 = |i: usize| -> u32 {
         (0..4).fold(0u32, |acc, k| {
@@ -609,7 +666,7 @@ fn yajl_string_decode(s: &[u8]) -> Vec<u8> {
             (acc << 4) | d
         })
     };
-    let mut out = Vec::with_capacity(s.len());
+    out.reserve(s.len());
     let mut beg = 0usize;
     let mut end = 0usize;
     while end < s.len() {
@@ -662,7 +719,6 @@ fn yajl_string_decode(s: &[u8]) -> Vec<u8> {
         beg = end;
     }
     out.extend_from_slice(s.get(beg..end.min(s.len())).unwrap_or(&[]));
-    out
 }
 
 /// YAJL's `Utf32toUtf8`; returns the number of bytes written.

@@ -561,12 +561,20 @@ impl BitTest<'_> {
     /// [`Prefilter::scan_words`] words; more are not read).
     #[inline]
     pub fn admits(&self, scan: &[u64]) -> bool {
-        if scan.get(self.word).is_none_or(|w| w & self.mask == 0) {
+        self.admits_at(scan, 0)
+    }
+
+    /// [`BitTest::admits`] for the scan result starting at word `at` of `bits`
+    /// (the memo's scans: no slice made per value). `at` is a memo offset (a
+    /// `u32`), so the sums cannot overflow.
+    #[inline]
+    pub fn admits_at(&self, bits: &[u64], at: usize) -> bool {
+        if bits.get(at + self.word).is_none_or(|w| w & self.mask == 0) {
             return false;
         }
         match self.req {
-            Some(req) => scan
-                .get(self.presence..)
+            Some(req) => bits
+                .get(at + self.presence..)
                 .is_some_and(|presence| req.admits(presence)),
             None => true,
         }

@@ -147,18 +147,12 @@ pub(crate) struct ValueScans {
 
 impl ValueScans {
     /// The memo offset of the scan of `slot`, the next value of the rule in order;
-    /// `None` when unknown. The rule's values are those of the group's classes in
-    /// the same order, less the ones key selectors and exclusions leave out, so
-    /// one forward walk finds each.
-    #[inline]
+    /// `None` when unknown (see [`find_scan`]).
+    #[cfg(test)]
     pub(crate) fn offset(&mut self, slot: u32) -> Option<usize> {
-        while let Some(&(s, o)) = self.scans.get(self.next) {
-            self.next += 1;
-            if s == slot {
-                return (o != NO_OFFSET).then_some(o as usize);
-            }
-        }
-        None
+        let (o, next) = find_scan(&self.scans, self.next, slot);
+        self.next = next;
+        (o != NO_OFFSET).then_some(o as usize)
     }
 
     /// Pushes onto `kept` the candidates of `cands` (the rule's values, in
@@ -173,17 +167,45 @@ impl ValueScans {
         test: &BitTest<'_>,
         kept: &mut Vec<Candidate>,
     ) {
+        // As `find_scan`, inline, with the walk's position in a local (a
+        // register), stored once at the end.
+        let scans = &self.scans[..];
+        let mut next = self.next;
         for c in cands {
             if let (Src::Slot(slot), false) = (c.src, c.count) {
-                if let Some(o) = self.offset(slot) {
-                    if !test.admits(bits.get(o..).unwrap_or_default()) {
-                        continue;
+                let mut found = NO_OFFSET;
+                while let Some(&(s, o)) = scans.get(next) {
+                    next += 1;
+                    if s == slot {
+                        found = o;
+                        break;
                     }
+                }
+                if found != NO_OFFSET && !test.admits_at(bits, found as usize) {
+                    continue;
                 }
             }
             kept.push(*c);
         }
+        self.next = next;
     }
+}
+
+/// The memo offset of the scan of `slot`, looked for in `scans` from entry
+/// `next` on, and the entry after it: the rule's values are those of the
+/// group's classes in the same order, less the ones key selectors and
+/// exclusions leave out, so one forward walk finds each. [`NO_OFFSET`] when
+/// unknown: not in the memo (a scan from the result cache), or not found (a
+/// value the group did not have: never a guess).
+#[cfg(test)]
+fn find_scan(scans: &[(u32, u32)], mut next: usize, slot: u32) -> (u32, usize) {
+    while let Some(&(s, o)) = scans.get(next) {
+        next += 1;
+        if s == slot {
+            return (o, next);
+        }
+    }
+    (NO_OFFSET, next)
 }
 
 impl Transaction {

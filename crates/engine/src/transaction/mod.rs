@@ -576,15 +576,15 @@ impl Transaction {
                     .map(|e| format!("Multipart parsing error: {e}"));
             }
             Some("JSON") => {
-                let mut args = Vec::new();
                 let depth = self.program.config.json_depth_limit as usize;
                 let max = self.args_room();
-                if let Err(e) = body::json::parse_json(&body, depth, max, &mut args) {
+                // Each argument goes into the arena as it is parsed.
+                let add = self.arg_adder(Var::ArgsPost, Var::ArgsPostNames);
+                if let Err(e) = body::json::for_each_json_arg(&body, depth, max, add) {
                     if !body.is_empty() {
                         error = Some(format!("JSON parsing error: {e}"));
                     }
                 }
-                self.add_args(&args, Var::ArgsPost, Var::ArgsPostNames);
             }
             Some("XML") => {
                 // The document is request data outside the arena: prefilter group

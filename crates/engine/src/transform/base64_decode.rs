@@ -11,16 +11,34 @@
 //! on any invalid byte; Palisade decodes the valid prefix instead, which never
 //! hides a payload that v3 would have decoded.)
 
-/// The 6-bit value of a Base64 character of the standard alphabet.
-pub(crate) fn sextet(b: u8) -> Option<u8> {
-    match b {
-        b'A'..=b'Z' => Some(b - b'A'),
-        b'a'..=b'z' => Some(b - b'a' + 26),
-        b'0'..=b'9' => Some(b - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
+/// Per byte: its 6-bit value in the standard alphabet, [`INVALID`] outside it
+/// (one load per byte where a `match` on ranges took several compares).
+const SEXTETS: [u8; 256] = {
+    let mut t = [INVALID; 256];
+    let mut i = 0;
+    while i < 26 {
+        t[b'A' as usize + i] = i as u8;
+        t[b'a' as usize + i] = 26 + i as u8;
+        i += 1;
     }
+    let mut d = 0;
+    while d < 10 {
+        t[b'0' as usize + d] = 52 + d as u8;
+        d += 1;
+    }
+    t[b'+' as usize] = 62;
+    t[b'/' as usize] = 63;
+    t
+};
+
+/// [`SEXTETS`]' mark for a byte outside the alphabet.
+const INVALID: u8 = 0xff;
+
+/// The 6-bit value of a Base64 character of the standard alphabet.
+#[inline]
+pub(crate) fn sextet(b: u8) -> Option<u8> {
+    let v = SEXTETS[usize::from(b)];
+    (v != INVALID).then_some(v)
 }
 
 /// The longest result [`apply`] can give for `input`: three bytes per four of
@@ -28,7 +46,7 @@ pub(crate) fn sextet(b: u8) -> Option<u8> {
 pub(crate) fn max_len(input: &[u8]) -> usize {
     let valid = input
         .iter()
-        .position(|&b| sextet(b).is_none())
+        .position(|&b| SEXTETS[usize::from(b)] == INVALID)
         .unwrap_or(input.len());
     valid / 4 * 3 + (valid % 4 * 3) / 4
 }
@@ -59,4 +77,38 @@ pub(crate) fn apply(input: &[u8], out: &mut Vec<u8>) -> bool {
     }
     // The output is always shorter than a non-empty input.
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{apply, max_len, sextet};
+
+    #[test]
+    fn every_byte_has_its_alphabet_value_or_none() {
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for b in 0..=255u8 {
+            let want = alphabet.iter().position(|&a| a == b).map(|p| p as u8);
+            assert_eq!(sextet(b), want, "byte {b:#04x}");
+        }
+    }
+
+    #[test]
+    fn the_valid_prefix_is_decoded_and_bounds_the_length() {
+        let mut out = Vec::new();
+        for (input, want) in [
+            (&b"aGVsbG8="[..], &b"hello"[..]),
+            (b"aGVsbG8", b"hello"),
+            (b"aGVs bG8=", b"hel"),
+            (b"-aGVs", b""),
+            (b"QQ", b"A"),
+            (b"QUI", b"AB"),
+            (b"Q", b""),
+        ] {
+            apply(input, &mut out);
+            assert_eq!(out, want, "{}", String::from_utf8_lossy(input));
+            assert!(out.len() <= max_len(input));
+        }
+        assert_eq!(max_len(b"aGVsbG8="), 5);
+        assert_eq!(max_len(b"aGVs bG8="), 3);
+    }
 }
