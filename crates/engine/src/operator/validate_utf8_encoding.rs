@@ -48,6 +48,10 @@ fn sequence(s: &[u8]) -> Option<usize> {
 
 impl Operator for ValidateUtf8Encoding {
     fn evaluate(&self, input: &[u8], _captures: Option<&mut Captures>) -> bool {
+        // ASCII alone is valid: most values are told in one word-at-a-time pass.
+        if input.is_ascii() {
+            return false;
+        }
         let mut i = 0;
         while i < input.len() {
             if input[i] < 0x80 {
