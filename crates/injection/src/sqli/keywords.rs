@@ -41,6 +41,10 @@ pub fn lookup_word(word: &[u8]) -> Option<TokenType> {
         let kind = short_keywords().get(key)?;
         return KEYWORDS.get(usize::from(kind)).map(|&(_, t)| t);
     }
+    // Most long words are no keyword: told by their length and end bytes.
+    if !long_filter().may_hold(word) {
+        return None;
+    }
     let mut upper = [0u8; KEY_MAX];
     let upper = upper.get_mut(..word.len())?;
     for (u, &b) in upper.iter_mut().zip(word) {
@@ -67,6 +71,51 @@ const INDEX_SLOTS: usize = 4096;
 fn hash(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// Per length up to [`KEY_MAX`], a 1024-bit set over the (first, last) bytes of
+/// the keywords of that length longer than a packed key (upper case): a word
+/// whose bit is clear, once upper-cased, equals none of them.
+struct LongFilter([[u64; 16]; KEY_MAX + 1]);
+
+impl LongFilter {
+    /// The bit of an upper-cased (first, last) pair.
+    #[inline]
+    fn bit(first: u8, last: u8) -> usize {
+        (usize::from(first) * 31 + usize::from(last)) & 1023
+    }
+
+    /// Whether `word` (longer than seven bytes) may be a keyword.
+    #[inline]
+    fn may_hold(&self, word: &[u8]) -> bool {
+        let (Some(&first), Some(&last)) = (word.first(), word.last()) else {
+            return false;
+        };
+        let b = Self::bit(first.to_ascii_uppercase(), last.to_ascii_uppercase());
+        self.0
+            .get(word.len())
+            .is_some_and(|set| set[b / 64] & (1 << (b % 64)) != 0)
+    }
+}
+
+fn long_filter() -> &'static LongFilter {
+    static FILTER: std::sync::OnceLock<LongFilter> = std::sync::OnceLock::new();
+    FILTER.get_or_init(|| {
+        let mut f = LongFilter([[0; 16]; KEY_MAX + 1]);
+        for (key, _) in KEYWORDS
+            .iter()
+            .filter(|(k, _)| pack(k.as_bytes()).is_none())
+        {
+            let k = key.as_bytes();
+            if let (Some(&first), Some(&last), Some(set)) =
+                (k.first(), k.last(), f.0.get_mut(k.len()))
+            {
+                let b = LongFilter::bit(first, last);
+                set[b / 64] |= 1 << (b % 64);
+            }
+        }
+        f
     })
 }
 
@@ -281,7 +330,10 @@ mod tests {
                 .map(|i| KEYWORDS[i].1)
         };
         let mut words: Vec<Vec<u8>> = Vec::new();
-        for (key, _) in KEYWORDS.iter() {
+        for (key, _) in KEYWORDS
+            .iter()
+            .filter(|(k, _)| pack(k.as_bytes()).is_none())
+        {
             let k = key.as_bytes();
             words.push(k.to_vec());
             words.push(k.to_ascii_lowercase());
