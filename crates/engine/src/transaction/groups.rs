@@ -146,15 +146,6 @@ pub(crate) struct ValueScans {
 }
 
 impl ValueScans {
-    /// The memo offset of the scan of `slot`, the next value of the rule in order;
-    /// `None` when unknown (see [`find_scan`]).
-    #[cfg(test)]
-    pub(crate) fn offset(&mut self, slot: u32) -> Option<usize> {
-        let (o, next) = find_scan(&self.scans, self.next, slot);
-        self.next = next;
-        (o != NO_OFFSET).then_some(o as usize)
-    }
-
     /// Pushes onto `kept` the candidates of `cands` (the rule's values, in
     /// order) that `test` does not pass over: every value without a known scan
     /// (in `bits`, the memo's scans) and every one whose scan it admits, in a
@@ -167,8 +158,12 @@ impl ValueScans {
         test: &BitTest<'_>,
         kept: &mut Vec<Candidate>,
     ) {
-        // As `find_scan`, inline, with the walk's position in a local (a
-        // register), stored once at the end.
+        // Each candidate's scan is found by walking `scans` forward: the rule's
+        // values are those of the group's classes in the same order, less the
+        // ones key selectors and exclusions leave out. A value not found (one
+        // the group did not have) or without a scan in the memo (one from the
+        // result cache) is unknown: kept, never a guess. The walk's position
+        // stays in a local (a register), stored once at the end.
         let scans = &self.scans[..];
         let mut next = self.next;
         for c in cands {
@@ -189,23 +184,6 @@ impl ValueScans {
         }
         self.next = next;
     }
-}
-
-/// The memo offset of the scan of `slot`, looked for in `scans` from entry
-/// `next` on, and the entry after it: the rule's values are those of the
-/// group's classes in the same order, less the ones key selectors and
-/// exclusions leave out, so one forward walk finds each. [`NO_OFFSET`] when
-/// unknown: not in the memo (a scan from the result cache), or not found (a
-/// value the group did not have: never a guess).
-#[cfg(test)]
-fn find_scan(scans: &[(u32, u32)], mut next: usize, slot: u32) -> (u32, usize) {
-    while let Some(&(s, o)) = scans.get(next) {
-        next += 1;
-        if s == slot {
-            return (o, next);
-        }
-    }
-    (NO_OFFSET, next)
 }
 
 impl Transaction {
@@ -728,21 +706,6 @@ mod tests {
     }
 
     #[test]
-    fn a_rules_values_find_their_scans_in_one_forward_walk() {
-        // The group's values are slots 4, 9, 2 (repeated) and 7; exclusions removed
-        // 9 from the rule's.
-        let mut l = lent(&[(4, 0), (9, 12), (2, 24), (2, 24), (7, NO_OFFSET)]);
-        assert_eq!(l.offset(4), Some(0));
-        assert_eq!(l.offset(2), Some(24));
-        assert_eq!(l.offset(2), Some(24));
-        // A scan from the result cache is not in the memo.
-        assert_eq!(l.offset(7), None);
-        // Past the end (a value the group did not have): unknown, never a guess.
-        assert_eq!(l.offset(4), None);
-        assert_eq!(l.offset(9), None);
-    }
-
-    #[test]
     fn the_values_a_rules_test_passes_over_are_left_out_in_order() {
         let rule = RuleTest {
             bit: 0,
@@ -781,7 +744,9 @@ mod tests {
             slot(5),
             slot(9),
         ];
-        let mut l = lent(&[(5, words), (3, 0), (8, NO_OFFSET), (5, words)]);
+        // The group's values: slot 7's is one the rule's lack (an exclusion
+        // removed it), passed over by the walk; slot 5 comes twice.
+        let mut l = lent(&[(5, words), (3, 0), (7, 0), (8, NO_OFFSET), (5, words)]);
         let mut kept = Vec::new();
         l.keep_admitted(&cands, &bits, &pf.bit_test(0), &mut kept);
         let got: Vec<(bool, Src)> = kept.iter().map(|c| (c.count, c.src)).collect();
