@@ -141,8 +141,6 @@ pub(crate) const NO_OFFSET: u32 = u32::MAX;
 /// [`Transaction::take_value_scans`]).
 pub(crate) struct ValueScans {
     scans: Vec<(u32, u32)>,
-    /// The next entry to look at.
-    next: usize,
 }
 
 impl ValueScans {
@@ -152,7 +150,7 @@ impl ValueScans {
     /// loop of its own (its state stays in registers).
     #[inline(never)]
     pub(crate) fn keep_admitted(
-        &mut self,
+        &self,
         cands: &[Candidate],
         bits: &[u64],
         test: &BitTest<'_>,
@@ -163,9 +161,9 @@ impl ValueScans {
         // ones key selectors and exclusions leave out. A value not found (one
         // the group did not have) or without a scan in the memo (one from the
         // result cache) is unknown: kept, never a guess. The walk's position
-        // stays in a local (a register), stored once at the end.
+        // stays in a local (a register).
         let scans = &self.scans[..];
-        let mut next = self.next;
+        let mut next = 0;
         for c in cands {
             if let (Src::Slot(slot), false) = (c.src, c.count) {
                 let mut found = NO_OFFSET;
@@ -182,7 +180,6 @@ impl ValueScans {
             }
             kept.push(*c);
         }
-        self.next = next;
     }
 }
 
@@ -682,7 +679,7 @@ impl Transaction {
                 scans.extend_from_slice(&cu.scans);
             }
         }
-        Some(ValueScans { scans, next: 0 })
+        Some(ValueScans { scans })
     }
 
     /// Gives lent scans' buffer back.
@@ -701,7 +698,6 @@ mod tests {
     fn lent(scans: &[(u32, u32)]) -> ValueScans {
         ValueScans {
             scans: scans.to_vec(),
-            next: 0,
         }
     }
 
@@ -746,7 +742,7 @@ mod tests {
         ];
         // The group's values: slot 7's is one the rule's lack (an exclusion
         // removed it), passed over by the walk; slot 5 comes twice.
-        let mut l = lent(&[(5, words), (3, 0), (7, 0), (8, NO_OFFSET), (5, words)]);
+        let l = lent(&[(5, words), (3, 0), (7, 0), (8, NO_OFFSET), (5, words)]);
         let mut kept = Vec::new();
         l.keep_admitted(&cands, &bits, &pf.bit_test(0), &mut kept);
         let got: Vec<(bool, Src)> = kept.iter().map(|c| (c.count, c.src)).collect();

@@ -571,7 +571,7 @@ impl Transaction {
         // own; the others are evaluated below.
         let mut kept = std::mem::take(&mut self.work.kept);
         let cands = match lent {
-            Some((mut l, test)) => {
+            Some((l, test)) => {
                 kept.clear();
                 l.keep_admitted(cands, self.work.memo.all_bits(), &test, &mut kept);
                 self.give_value_scans(l);
