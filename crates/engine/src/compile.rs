@@ -334,6 +334,9 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
             CompiledOp::GeoLookup(_) => false,
         };
         rule.pure = built && !rule.unconditional && rule.operator.name != "rbl";
+        if options.prune {
+            rule.lean = crate::lean::plan(rule);
+        }
     }
     if program.prefilter.is_some() {
         assign_prefilter_groups(&mut program.rules, options.value_cache);
@@ -971,6 +974,7 @@ impl Compiler<'_> {
             static_result: None,
             resolved_op: None,
             pure: false,
+            lean: None,
             index: 0,
             sanitise,
         })

@@ -20,6 +20,7 @@ pub mod classes;
 pub mod collection;
 mod compile;
 pub mod config;
+pub mod lean;
 pub mod macros;
 pub mod operator;
 pub mod ordering;

@@ -519,6 +519,9 @@ pub struct Rule {
     /// (built at load time): cacheable per value. With `capture` or `multiMatch`,
     /// only "no match" is cached (a match must fill TX:0-9).
     pub pure: bool,
+    /// Where its values are, when the rule loop can find them without the
+    /// general target resolution (see [`crate::lean`]; with pre-pruning).
+    pub lean: Option<crate::lean::LeanPlan>,
     /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
     pub sanitise: Vec<(&'static str, Option<MacroString>)>,
 }

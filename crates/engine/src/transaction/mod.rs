@@ -14,6 +14,7 @@ pub mod data;
 mod early_exit;
 mod geo;
 mod groups;
+mod lean;
 mod learn;
 mod matched;
 pub mod memo;

@@ -447,12 +447,17 @@ impl Transaction {
                 return false;
             }
         }
+        if let Some(plan) = &rule.lean {
+            if self.lean_applies(program, rule) {
+                return self.eval_lean(program, rule, plan);
+            }
+        }
         self.eval_rule_values(program, rule)
     }
 
     /// Evaluates the rule's values with its operator (after the prefilter's group
     /// test); runs per-match effects.
-    fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
+    pub(super) fn eval_rule_values(&mut self, program: &crate::Program, rule: &Rule) -> bool {
         let mut scratch = std::mem::take(&mut self.work.scratch);
         scratch.reset();
         // A cached list of request data (already without what the rule's own
@@ -1018,7 +1023,7 @@ impl Transaction {
 
     /// Whether a `ctl` exclusion of this transaction may apply to `rule` (the
     /// `ruleRemoveTargetByMsg` ones: whenever the rule has a message).
-    fn ctl_exclusions_apply(&self, rule: &Rule) -> bool {
+    pub(super) fn ctl_exclusions_apply(&self, rule: &Rule) -> bool {
         let s = &self.state;
         s.removed_targets_by_id
             .iter()

@@ -65,6 +65,8 @@ pub(crate) struct WorkSet {
     pub stops: super::stops::Stops,
     pub setvar_buf: Vec<u8>,
     pub setvar_key: Vec<u8>,
+    /// A TX value a lean rule tests (see `lean.rs`).
+    pub lean_buf: Vec<u8>,
     pub bits_buf: Vec<u64>,
     pub target_sets: Vec<super::targets::TargetSetCache>,
     pub class_unions: Vec<super::classes::ClassUnion>,
@@ -102,6 +104,7 @@ impl WorkSet {
         self.kept.clear();
         self.setvar_buf.clear();
         self.setvar_key.clear();
+        self.lean_buf.clear();
         self.owner = 0;
     }
 
@@ -113,6 +116,7 @@ impl WorkSet {
             + self.tbuf.capacity()
             + self.setvar_buf.capacity()
             + self.setvar_key.capacity()
+            + self.lean_buf.capacity()
             + self.bits_buf.capacity() * 8
             + self.admission.capacity_bytes()
             + self.stops.capacity_bytes()
@@ -245,6 +249,7 @@ pub(crate) fn give_work(mut w: WorkSet, last: bool) {
             &mut w.tbuf,
             &mut w.setvar_buf,
             &mut w.setvar_key,
+            &mut w.lean_buf,
         ] {
             if b.capacity() > KEEP_MAX_BUFFER {
                 *b = Vec::new();

@@ -1,0 +1,295 @@
+//! The lean evaluation of a rule (see [`crate::lean`]): its values found from its
+//! plan — an arena list walked in place, a count, one TX member — and each
+//! tested as the general path (`phase.rs`, `eval_candidates`) tests it: an arena
+//! value through the transformation memo, the prefilter's per-value test and the
+//! result cache; a count or a TX value transformed in a reused buffer. The
+//! values, their order, MATCHED_VARS names and values, and the cache's reads and
+//! writes are the general path's; only the candidate list, the target-set cache,
+//! lent scans and scratch entries are left out.
+
+use super::Transaction;
+use crate::lean::{LeanPlan, LeanTarget};
+use crate::operator::Operator;
+use crate::rule::{CompiledOp, Rule};
+use crate::variable::Var;
+
+impl Transaction {
+    /// Whether `rule`'s lean plan may be used now: not with `Options::verify`
+    /// (the general path checks every shortcut) nor when one of this
+    /// transaction's `ctl` target removals applies to the rule.
+    #[inline]
+    pub(super) fn lean_applies(&self, program: &crate::Program, rule: &Rule) -> bool {
+        !program.options.verify && !self.ctl_exclusions_apply(rule)
+    }
+
+    /// Evaluates `rule` through its lean plan; runs per-match effects. Returns
+    /// whether a value matched (`!` applied), as `eval_rule_values` would.
+    pub(super) fn eval_lean(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        plan: &LeanPlan,
+    ) -> bool {
+        let op: &dyn Operator = match (&rule.operator.op, &rule.resolved_op) {
+            (CompiledOp::Static(op), _) => op.as_ref(),
+            (CompiledOp::Dynamic(_), Some((_, op))) => op.as_ref(),
+            // Never planned (see `lean::plan`): the general path.
+            _ => return self.eval_rule_values(program, rule),
+        };
+        let mut matched = false;
+        for target in plan.targets.iter() {
+            match target {
+                LeanTarget::List {
+                    var,
+                    key,
+                    count: false,
+                } => {
+                    let var = *var;
+                    let n = self.data.slots(var).len();
+                    if n == 0 && super::is_scalar(var) {
+                        // As libmodsecurity v3's anchored variables: an unset
+                        // single-valued variable still yields one empty value.
+                        matched |= self.lean_owned(program, rule, op, b"", |s| {
+                            s.push_str(var.name());
+                        });
+                        continue;
+                    }
+                    for i in 0..n {
+                        let slot = self.data.slots(var)[i];
+                        let selected = key.as_ref().is_none_or(|k| {
+                            k.as_bytes()
+                                .eq_ignore_ascii_case(&self.data.entry(slot).key)
+                        });
+                        if selected {
+                            matched |= self.lean_slot(program, rule, op, var, slot);
+                        }
+                    }
+                }
+                LeanTarget::List {
+                    var,
+                    key,
+                    count: true,
+                } => {
+                    let var = *var;
+                    let slots = self.data.slots(var);
+                    let n = if slots.is_empty() && super::is_scalar(var) {
+                        1
+                    } else {
+                        match key {
+                            None => slots.len(),
+                            Some(k) => slots
+                                .iter()
+                                .filter(|&&s| {
+                                    k.as_bytes().eq_ignore_ascii_case(&self.data.entry(s).key)
+                                })
+                                .count(),
+                        }
+                    };
+                    let mut digits = [0u8; 20];
+                    let n = i64::try_from(n).unwrap_or(i64::MAX);
+                    let value = super::phase::format_int(n, &mut digits);
+                    matched |= self.lean_owned(program, rule, op, value, |s| {
+                        s.push('&');
+                        s.push_str(var.name());
+                    });
+                }
+                LeanTarget::Tx { key, count: false } => {
+                    let mut value = std::mem::take(&mut self.work.lean_buf);
+                    value.clear();
+                    let found = match self.state.tx.get(key) {
+                        Some(v) => {
+                            value.extend_from_slice(v);
+                            true
+                        }
+                        None => false,
+                    };
+                    if found {
+                        matched |= self.lean_owned(program, rule, op, &value, |s| {
+                            s.push_str("TX:");
+                            s.push_str(key);
+                        });
+                    }
+                    self.work.lean_buf = value;
+                }
+                LeanTarget::Tx { key, count: true } => {
+                    let value: &[u8] = if self.state.tx.get(key).is_some() {
+                        b"1"
+                    } else {
+                        b"0"
+                    };
+                    matched |= self.lean_owned(program, rule, op, value, |s| s.push_str("&TX"));
+                }
+            }
+        }
+        matched
+    }
+
+    /// One arena value of a lean rule, as the general path's arena branch tests
+    /// it (result cache, memo, prefilter test, operator); runs per-match effects.
+    fn lean_slot(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        op: &dyn Operator,
+        var: Var,
+        slot: u32,
+    ) -> bool {
+        let negated = rule.operator.negated;
+        let cache = program.options.value_cache && rule.pure;
+        let cached = if cache {
+            self.data
+                .cached(slot, &program.caches)
+                .and_then(|e| e.result(rule.index))
+        } else {
+            None
+        };
+        if let Some(known) = cached {
+            if known == negated {
+                return false;
+            }
+            // The rule matches: only the transformed value is needed, which the
+            // match's record keeps (else the memo gives it).
+            let mut e = self.state.matched_vars.spare();
+            let recorded = self
+                .data
+                .cached(slot, &program.caches)
+                .and_then(|c| c.matched_value(rule.index));
+            match recorded {
+                Some(v) => e.1.extend_from_slice(v),
+                None => {
+                    let base = &self.data.entry(slot).value;
+                    self.work
+                        .memo
+                        .compute(&program.chains, slot, rule.transforms, base);
+                    let base = &self.data.entry(slot).value;
+                    let v = self
+                        .work
+                        .memo
+                        .get(&program.chains, slot, rule.transforms, base);
+                    e.1.extend_from_slice(v);
+                }
+            }
+            self.slot_name_into(var, slot, &mut e.0);
+            self.on_match(rule, e, known);
+            return true;
+        }
+        let base = &self.data.entry(slot).value;
+        self.work
+            .memo
+            .compute(&program.chains, slot, rule.transforms, base);
+        if let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) {
+            let long = self.data.response_body_slot() == Some(slot);
+            let base = &self.data.entry(slot).value;
+            let bits = self
+                .work
+                .memo
+                .scan(pf, &program.chains, slot, rule.transforms, base, long);
+            if !pf.admits(bits, bit) {
+                // No required literal occurs: the operator cannot match, which the
+                // result cache learns like an evaluated miss.
+                if cache {
+                    match self.data.cached(slot, &program.caches) {
+                        Some(e) => e.set_result(rule.index, false),
+                        None => self.data.add_cost(slot, 1),
+                    }
+                }
+                if !negated {
+                    return false;
+                }
+                let base = &self.data.entry(slot).value;
+                let v = self
+                    .work
+                    .memo
+                    .get(&program.chains, slot, rule.transforms, base);
+                let mut e = self.state.matched_vars.spare();
+                e.1.extend_from_slice(v);
+                self.slot_name_into(var, slot, &mut e.0);
+                self.on_match(rule, e, false);
+                return true;
+            }
+        }
+        let base = &self.data.entry(slot).value;
+        let v = self
+            .work
+            .memo
+            .get(&program.chains, slot, rule.transforms, base);
+        let hit = op.evaluate(v, None);
+        let matched = (hit != negated).then(|| {
+            let mut e = self.state.matched_vars.spare();
+            e.1.extend_from_slice(v);
+            e
+        });
+        if cache {
+            match (self.data.cached(slot, &program.caches), &matched) {
+                // A match (not negated): recorded with its transformed value.
+                (Some(e), Some(m)) if hit => e.set_match(rule.index, None, &m.1),
+                (Some(e), _) => e.set_result(rule.index, hit),
+                (None, _) => self.data.add_cost(slot, 1),
+            }
+        }
+        match matched {
+            Some(mut e) => {
+                self.slot_name_into(var, slot, &mut e.0);
+                self.on_match(rule, e, hit);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A value of a lean rule that is not in the arena (a count, a TX member,
+    /// the empty value of an unset variable): transformed in a reused buffer
+    /// (nothing to copy for the empty chain) and tested; `name` writes its
+    /// MATCHED_VAR_NAME. Runs per-match effects.
+    fn lean_owned(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        op: &dyn Operator,
+        value: &[u8],
+        name: impl FnOnce(&mut String),
+    ) -> bool {
+        let negated = rule.operator.negated;
+        let mut vbuf = std::mem::take(&mut self.work.vbuf);
+        let v: &[u8] = if rule.transforms == 0 {
+            value
+        } else {
+            let mut tbuf = std::mem::take(&mut self.work.tbuf);
+            super::memo::apply_chain(
+                &program.chains,
+                rule.transforms,
+                value,
+                &mut vbuf,
+                &mut tbuf,
+            );
+            self.work.tbuf = tbuf;
+            &vbuf
+        };
+        let hit = op.evaluate(v, None);
+        let matched = hit != negated;
+        if matched {
+            let mut e = self.state.matched_vars.spare();
+            e.1.extend_from_slice(v);
+            name(&mut e.0);
+            self.work.vbuf = vbuf;
+            self.on_match(rule, e, hit);
+        } else {
+            self.work.vbuf = vbuf;
+        }
+        matched
+    }
+
+    /// MATCHED_VAR_NAME of an arena value (`REQUEST_HEADERS:Host`, `REQUEST_URI`),
+    /// as [`Transaction::display_name_into`] writes it.
+    fn slot_name_into(&self, var: Var, slot: u32, s: &mut String) {
+        s.push_str(var.name());
+        let key = &self.data.entry(slot).key;
+        if !key.is_empty() {
+            s.push(':');
+            match std::str::from_utf8(key) {
+                Ok(k) => s.push_str(k),
+                Err(_) => s.push_str(&String::from_utf8_lossy(key)),
+            }
+        }
+    }
+}
