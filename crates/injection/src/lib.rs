@@ -19,7 +19,9 @@
 //!   folding to at most five tokens, and lookup of the resulting fingerprint
 //!   (e.g. `s&1c`) in libinjection's list of known SQLi fingerprints, tried
 //!   with the input as-is and as if it followed a `'` or a `"`, with ANSI and
-//!   MySQL comment rules.
+//!   MySQL comment rules. The most common values (one word or number, a few
+//!   joined by dashes or spaces) are decided by a shortcut that reads their
+//!   tokens and gives the same answer without the rest of the pipeline.
 //! - [`xss`]: an HTML5 tokenizer run as if the input were text or an
 //!   attribute value (unquoted, `'`, `"` or `` ` ``), with blacklists of tags,
 //!   attributes and URL schemes.
@@ -85,6 +87,11 @@ pub use sqli::Fingerprint;
 /// When `is_sqli` is `false`, `fingerprint` is that of the last context
 /// analysed, as libinjection leaves it.
 pub fn detect_sqli(input: &[u8]) -> SqliResult {
+    // One word or number, or a few joined by dashes (most values): decided
+    // without the pipeline.
+    if let Some(result) = sqli::detect_simple(input) {
+        return result;
+    }
     let mut state = sqli::SqliState::new(input, sqli::FLAG_NONE);
     let is_sqli = state.is_sqli();
     SqliResult {

@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use super::keywords::{equals_upper, is_fingerprint};
+use super::keywords::{equals_upper, is_fingerprint_padded};
 use super::token::TokenType;
 use super::{SqliState, TOKEN_SLOTS};
 
@@ -12,6 +12,7 @@ use super::{SqliState, TOKEN_SLOTS};
 /// practice), e.g. `s&1c`. A small `Copy` value.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Fingerprint {
+    /// The letters, then zeros (the lookup reads all eight bytes at once).
     bytes: [u8; 8],
     len: u8,
 }
@@ -51,6 +52,11 @@ impl Fingerprint {
     /// Whether there are no letters.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Whether this is a known SQLi fingerprint (the empty one is not).
+    pub(crate) fn is_known(&self) -> bool {
+        !self.is_empty() && is_fingerprint_padded(&self.bytes, self.len())
     }
 }
 
@@ -99,17 +105,23 @@ impl SqliState<'_> {
         // an evil "{ ``" sequence; the fingerprint then becomes "X")
         let tlen = tlen.min(TOKEN_SLOTS);
         let mut letters = [0u8; TOKEN_SLOTS];
+        let mut evil = false;
         for (l, t) in letters.iter_mut().zip(&self.tokens).take(tlen) {
             *l = t.kind.as_byte();
+            evil |= t.kind == TokenType::Evil;
         }
-        let mut fp = Fingerprint::from_bytes(&letters[..tlen]);
+        let mut fp = Fingerprint {
+            bytes: letters,
+            len: tlen as u8,
+        };
 
         // Unparsable input: the fingerprint is just "X".
-        if fp.as_bytes().contains(&TokenType::Evil.as_byte()) {
+        if evil {
             fp = Fingerprint::from_bytes(b"X");
             let t = &mut self.tokens[0];
             let p = t.pos;
             t.assign_char(TokenType::Evil, p, b'X');
+            self.mark_used(1);
             self.tokens[1].kind = TokenType::None;
         }
         self.fingerprint = fp;
@@ -124,8 +136,7 @@ impl SqliState<'_> {
 
     /// Whether the last fingerprint is a known SQLi fingerprint.
     pub fn blacklist(&self) -> bool {
-        let fp = self.fingerprint.as_bytes();
-        !fp.is_empty() && is_fingerprint(fp)
+        self.fingerprint.is_known()
     }
 
     /// The false-positive heuristics: `false` when a matching fingerprint is

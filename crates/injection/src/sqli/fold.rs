@@ -5,7 +5,7 @@
 //! strings or semicolons, unary operators, arithmetic (`1+1` is `1`), type
 //! casts, `{ODBC escapes}`, and merges multi-word keywords (`UNION ALL`).
 
-use super::keywords::{equals_upper, lookup_word};
+use super::keywords::{equals_upper, lookup_word, may_be_two_words};
 use super::token::{Token, TokenType as T, TOKEN_VALUE_CAPACITY};
 use super::{SqliState, MAX_TOKENS};
 
@@ -16,23 +16,55 @@ fn is_arithmetic_op(t: &Token) -> bool {
 
 /// Whether the token is a unary operator (`+ - ! ~ !! NOT`).
 fn is_unary_op(t: &Token) -> bool {
-    if t.kind != T::Operator {
-        return false;
-    }
-    let v = t.value();
-    match t.len {
-        1 => matches!(v[0], b'+' | b'-' | b'!' | b'~'),
-        2 => v[0] == b'!' && v[1] == b'!',
-        3 => v.eq_ignore_ascii_case(b"NOT"),
-        _ => false,
-    }
+    is_unary(t.kind, t.value())
+}
+
+/// [`is_unary_op`] of a token's type and (kept) value.
+fn is_unary(kind: T, v: &[u8]) -> bool {
+    kind == T::Operator
+        && match *v {
+            [c] => matches!(c, b'+' | b'-' | b'!' | b'~'),
+            [b'!', b'!'] => true,
+            [_, _, _] => v.eq_ignore_ascii_case(b"NOT"),
+            _ => false,
+        }
+}
+
+/// Whether folding drops a token of this type and (kept) value at the start
+/// of the input: comments, left parens, SQL types and unary operators.
+pub(crate) fn skipped_at_start(kind: T, value: &[u8]) -> bool {
+    matches!(kind, T::Comment | T::LeftParens | T::SqlType) || is_unary(kind, value)
 }
 
 /// Whether `a b` is a two-word keyword (`UNION ALL`, `IS NOT`, ...); if so,
 /// `a` becomes the merged token.
 fn merge_words(a: &mut Token, b: &Token) -> bool {
-    let mergeable_a = matches!(
-        a.kind,
+    if !mergeable(a.kind, b.kind) {
+        return false;
+    }
+    match joined_keyword(a.value(), b.value()) {
+        Some((kind, joined, len)) => {
+            let pos = a.pos;
+            a.assign(kind, pos, &joined[..len]);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The type of the keyword that tokens of types `a_kind` and `b_kind` with
+/// (kept) values `a` and `b` make when folding merges them, if they do.
+pub(crate) fn merged_kind(a_kind: T, a: &[u8], b_kind: T, b: &[u8]) -> Option<T> {
+    if !mergeable(a_kind, b_kind) {
+        return None;
+    }
+    joined_keyword(a, b).map(|(kind, _, _)| kind)
+}
+
+/// Whether tokens of these types may merge into a multi-word keyword.
+fn mergeable(a: T, b: T) -> bool {
+    matches!(
+        a,
         T::Keyword
             | T::Bareword
             | T::Operator
@@ -41,28 +73,37 @@ fn merge_words(a: &mut Token, b: &Token) -> bool {
             | T::Expression
             | T::Tsql
             | T::SqlType
-    );
-    let mergeable_b = mergeable_a_or_logic(b.kind);
-    if !mergeable_a || !mergeable_b {
-        return false;
+    ) && mergeable_a_or_logic(b)
+}
+
+/// The keyword `a b` (the values joined by a space, if that fits a token):
+/// its type, and the joined value of the given length.
+#[inline(always)]
+fn joined_keyword(a: &[u8], b: &[u8]) -> Option<(T, [u8; TOKEN_VALUE_CAPACITY + 1], usize)> {
+    // (almost every pair is told apart here, without joining)
+    if a.len() + b.len() + 1 > TOKEN_VALUE_CAPACITY || !may_be_two_words(a, b) {
+        return None;
     }
-    let sz1 = a.len;
-    let sz2 = b.len;
+    join_and_look_up(a, b)
+}
+
+/// [`joined_keyword`] once the cheap tests passed.
+#[inline(never)]
+fn join_and_look_up(a: &[u8], b: &[u8]) -> Option<(T, [u8; TOKEN_VALUE_CAPACITY + 1], usize)> {
+    let (sz1, sz2) = (a.len(), b.len());
     let sz3 = sz1 + sz2 + 1;
-    if sz3 > TOKEN_VALUE_CAPACITY {
-        return false;
-    }
-    let mut tmp = [0u8; TOKEN_VALUE_CAPACITY + 1];
-    tmp[..sz1].copy_from_slice(a.value());
-    tmp[sz1] = b' ';
-    tmp[sz1 + 1..sz3].copy_from_slice(b.value());
-    match lookup_word(&tmp[..sz3]) {
-        Some(kind) => {
-            let pos = a.pos;
-            a.assign(kind, pos, &tmp[..sz3]);
-            true
-        }
-        None => false,
+    let mut joined = [0u8; TOKEN_VALUE_CAPACITY + 1];
+    joined.get_mut(..sz1)?.copy_from_slice(a);
+    *joined.get_mut(sz1)? = b' ';
+    joined.get_mut(sz1 + 1..sz3)?.copy_from_slice(b);
+    lookup_word(joined.get(..sz3)?).map(|kind| (kind, joined, sz3))
+}
+
+/// [`merge_words`] on the tokens in slots `left` and `left + 1`.
+fn merge_pair(tokens: &mut [Token], left: usize) -> bool {
+    match tokens.get_mut(left..left + 2) {
+        Some([a, b]) => merge_words(a, b),
+        _ => false,
     }
 }
 
@@ -119,11 +160,7 @@ impl SqliState<'_> {
         loop {
             more = self.tokenize();
             let t = &self.tokens[0];
-            if !(t.kind == T::Comment
-                || t.kind == T::LeftParens
-                || t.kind == T::SqlType
-                || is_unary_op(t))
-            {
+            if !skipped_at_start(t.kind, t.value()) {
                 break;
             }
             if !more {
@@ -183,8 +220,9 @@ impl SqliState<'_> {
                 continue;
             }
 
-            let a = self.tokens[left];
-            let b = self.tokens[left + 1];
+            // (references, not copies: the tokens are 56 bytes each)
+            let a = &self.tokens[left];
+            let b = &self.tokens[left + 1];
 
             if a.kind == T::String && b.kind == T::String {
                 // "foo" "bar" is valid SQL: ignore the second string
@@ -196,21 +234,23 @@ impl SqliState<'_> {
                 self.stats_folds += 1;
                 continue;
             } else if (a.kind == T::Operator || a.kind == T::LogicOperator)
-                && (is_unary_op(&b) || b.kind == T::SqlType)
+                && (is_unary_op(b) || b.kind == T::SqlType)
             {
                 pos -= 1;
                 self.stats_folds += 1;
                 left = 0;
                 continue;
-            } else if (a.kind == T::LeftParens && is_unary_op(&b))
-                || merge_words(&mut self.tokens[left], &b)
-            {
+            }
+            if (a.kind == T::LeftParens && is_unary_op(b)) || merge_pair(&mut self.tokens, left) {
                 // "( -" drops the unary operator; "UNION ALL" becomes one keyword
                 pos -= 1;
                 self.stats_folds += 1;
                 left = left.saturating_sub(1);
                 continue;
-            } else if a.kind == T::Semicolon
+            }
+            let a = &self.tokens[left];
+            let b = &self.tokens[left + 1];
+            if a.kind == T::Semicolon
                 && b.kind == T::Function
                 && b.first().eq_ignore_ascii_case(&b'I')
                 && b.byte(1).eq_ignore_ascii_case(&b'F')
@@ -268,7 +308,7 @@ impl SqliState<'_> {
                         | T::String
                 )
             {
-                self.tokens[left] = b;
+                self.tokens[left] = *b;
                 pos -= 1;
                 self.stats_folds += 1;
                 left = 0;
@@ -280,12 +320,12 @@ impl SqliState<'_> {
                     left = 0;
                 }
             } else if a.kind == T::Backslash {
-                if is_arithmetic_op(&b) {
+                if is_arithmetic_op(b) {
                     // T-SQL parses '\%1' as '0 % 1'
                     self.tokens[left].kind = T::Number;
                 } else {
                     // T-SQL parses '\1' as '1'
-                    self.tokens[left] = b;
+                    self.tokens[left] = *b;
                     pos -= 1;
                     self.stats_folds += 1;
                 }
@@ -325,9 +365,9 @@ impl SqliState<'_> {
                 continue;
             }
 
-            let a = self.tokens[left];
-            let b = self.tokens[left + 1];
-            let c = self.tokens[left + 2];
+            let a = &self.tokens[left];
+            let b = &self.tokens[left + 1];
+            let c = &self.tokens[left + 2];
 
             if (a.kind == T::Number && b.kind == T::Operator && c.kind == T::Number)
                 || (a.kind == T::Operator && b.kind != T::LeftParens && c.kind == T::Operator)
@@ -361,38 +401,38 @@ impl SqliState<'_> {
                 left = 0;
                 continue;
             } else if matches!(a.kind, T::Expression | T::Group | T::Comma)
-                && is_unary_op(&b)
+                && is_unary_op(b)
                 && c.kind == T::LeftParens
             {
                 // SELECT + (, LIMIT + (: drop the unary operator
-                self.tokens[left + 1] = c;
+                self.tokens[left + 1] = *c;
                 pos -= 1;
                 left = 0;
                 continue;
             } else if matches!(a.kind, T::Keyword | T::Expression | T::Group)
-                && is_unary_op(&b)
+                && is_unary_op(b)
                 && matches!(
                     c.kind,
                     T::Number | T::Bareword | T::Variable | T::String | T::Function
                 )
             {
                 // select - 1
-                self.tokens[left + 1] = c;
+                self.tokens[left + 1] = *c;
                 pos -= 1;
                 left = 0;
                 continue;
             } else if a.kind == T::Comma
-                && is_unary_op(&b)
+                && is_unary_op(b)
                 && matches!(c.kind, T::Number | T::Bareword | T::Variable | T::String)
             {
                 // ", -1" becomes ",1", then back up: "1,-1" folds to "1"
-                self.tokens[left + 1] = c;
+                self.tokens[left + 1] = *c;
                 left = 0;
                 pos = pos.saturating_sub(3);
                 continue;
-            } else if a.kind == T::Comma && is_unary_op(&b) && c.kind == T::Function {
+            } else if a.kind == T::Comma && is_unary_op(b) && c.kind == T::Function {
                 // "1,-sin(1)" becomes "1,sin(1)"
-                self.tokens[left + 1] = c;
+                self.tokens[left + 1] = *c;
                 pos -= 1;
                 left = 0;
                 continue;
@@ -403,7 +443,7 @@ impl SqliState<'_> {
                 continue;
             } else if a.kind == T::Expression && b.kind == T::Dot && c.kind == T::Bareword {
                 // select . `foo` --> select `foo`
-                self.tokens[left + 1] = c;
+                self.tokens[left + 1] = *c;
                 pos -= 1;
                 left = 0;
                 continue;
@@ -420,6 +460,7 @@ impl SqliState<'_> {
 
         // with room left, put back a trailing comment
         if left < MAX_TOKENS && last_comment.kind == T::Comment {
+            self.mark_used(left);
             self.tokens[left] = last_comment;
             left += 1;
         }

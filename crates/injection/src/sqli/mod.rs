@@ -12,6 +12,10 @@
 //! 4. [`SqliState::is_sqli`] runs that on the input as-is, as if it followed a
 //!    single quote, and as if it followed a double quote, in ANSI and MySQL
 //!    comment modes ([`detect`]).
+//!
+//! [`crate::detect_sqli`] first tries a shortcut for inputs that are one word
+//! or one number, or several joined by dashes, the most common values, which
+//! decides them as the pipeline would without running it (module `simple`).
 
 pub mod charclass;
 pub mod data;
@@ -19,12 +23,16 @@ pub mod detect;
 pub mod fingerprint;
 pub mod fold;
 pub mod keywords;
+mod packed;
+mod simple;
 pub mod token;
 pub mod tokenizer;
+mod wordscan;
 
 pub use charclass::CharClass;
 pub use fingerprint::Fingerprint;
 pub use keywords::{is_fingerprint, lookup_word};
+pub(crate) use simple::detect_simple;
 pub use token::{Token, TokenType};
 pub use tokenizer::Tokenizer;
 
@@ -54,6 +62,10 @@ pub struct SqliState<'a> {
     pub(crate) flags: u32,
     pub(crate) pos: usize,
     pub(crate) tokens: [Token; TOKEN_SLOTS],
+    /// Slots `used..` are all [`Token::EMPTY`]: [`SqliState::reset`] clears
+    /// only the slots below (one to three for most inputs) instead of all
+    /// eight. Every write to a slot keeps this bound.
+    pub(crate) used: usize,
     pub(crate) current: usize,
     pub(crate) fingerprint: Fingerprint,
     pub(crate) stats_comment_ddx: u32,
@@ -67,16 +79,12 @@ impl<'a> SqliState<'a> {
     /// (`libinjection_sqli_init`; [`FLAG_NONE`] means
     /// `FLAG_QUOTE_NONE | FLAG_SQL_ANSI`).
     pub fn new(input: &'a [u8], flags: u32) -> Self {
-        let flags = if flags == 0 {
-            FLAG_QUOTE_NONE | FLAG_SQL_ANSI
-        } else {
-            flags
-        };
         SqliState {
             s: input,
-            flags,
+            flags: normalize_flags(flags),
             pos: 0,
             tokens: [Token::EMPTY; TOKEN_SLOTS],
+            used: 0,
             current: 0,
             fingerprint: Fingerprint::EMPTY,
             stats_comment_ddx: 0,
@@ -88,8 +96,23 @@ impl<'a> SqliState<'a> {
 
     /// Restarts the analysis of the same input with new flags
     /// (`libinjection_sqli_reset`).
+    ///
+    /// The state afterwards equals `SqliState::new(input, flags)`; only the
+    /// token slots written since the last reset are cleared, which is what
+    /// makes the up to five passes of [`SqliState::is_sqli`] cheap.
     pub fn reset(&mut self, flags: u32) {
-        *self = SqliState::new(self.s, flags);
+        self.flags = normalize_flags(flags);
+        self.pos = 0;
+        for t in self.tokens.iter_mut().take(self.used) {
+            *t = Token::EMPTY;
+        }
+        self.used = 0;
+        self.current = 0;
+        self.fingerprint = Fingerprint::EMPTY;
+        self.stats_comment_ddx = 0;
+        self.stats_comment_hash = 0;
+        self.stats_folds = 0;
+        self.stats_tokens = 0;
     }
 
     /// The input being analysed.
@@ -130,5 +153,61 @@ impl<'a> SqliState<'a> {
 
     pub(crate) fn cur(&mut self) -> &mut Token {
         &mut self.tokens[self.current]
+    }
+
+    /// Records that slot `i` is about to be written (see `used`).
+    #[inline]
+    pub(crate) fn mark_used(&mut self, i: usize) {
+        if i >= self.used {
+            self.used = i + 1;
+        }
+    }
+}
+
+/// [`FLAG_NONE`] means `FLAG_QUOTE_NONE | FLAG_SQL_ANSI`.
+fn normalize_flags(flags: u32) -> u32 {
+    if flags == 0 {
+        FLAG_QUOTE_NONE | FLAG_SQL_ANSI
+    } else {
+        flags
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Resetting after any passes, which clears only the slots used,
+        /// leaves exactly the state of a new one.
+        #[test]
+        fn reset_equals_a_new_state(
+            input in prop::collection::vec(
+                prop::sample::select(b"'\"`/*-#!<>=&;%$@[]{}()\\.,:019aAbBeEnNqQuUxXsS \n\0".to_vec()),
+                0..48,
+            ),
+            passes in prop::collection::vec(
+                prop::sample::select(vec![
+                    FLAG_NONE,
+                    FLAG_QUOTE_SINGLE | FLAG_SQL_ANSI,
+                    FLAG_QUOTE_SINGLE | FLAG_SQL_MYSQL,
+                    FLAG_QUOTE_DOUBLE | FLAG_SQL_MYSQL,
+                    FLAG_QUOTE_NONE | FLAG_SQL_MYSQL,
+                ]),
+                1..4,
+            ),
+        ) {
+            let mut s = SqliState::new(&input, FLAG_NONE);
+            for &flags in &passes {
+                s.fingerprint(flags);
+                let _ = s.check_fingerprint();
+            }
+            let last = passes[passes.len() - 1];
+            s.reset(last);
+            prop_assert_eq!(format!("{s:?}"), format!("{:?}", SqliState::new(&input, last)));
+        }
     }
 }

@@ -184,7 +184,7 @@ impl Token {
         self.kind = kind;
         self.pos = pos;
         self.len = last;
-        self.val[..last].copy_from_slice(&value[..last]);
+        copy_prefix(&mut self.val, &value[..last]);
         self.val[last] = 0;
     }
 
@@ -195,5 +195,64 @@ impl Token {
         self.len = 1;
         self.val[0] = value;
         self.val[1] = 0;
+    }
+}
+
+/// `dst[..src.len()].copy_from_slice(src)` for `src` of at most `dst.len()`
+/// bytes, as two overlapping fixed-size copies: token values are short, and
+/// a call to `memcpy` costs more than such a copy.
+fn copy_prefix(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if n >= 16 {
+        copy_ends::<16>(dst, src);
+    } else if n >= 8 {
+        copy_ends::<8>(dst, src);
+    } else if n >= 4 {
+        copy_ends::<4>(dst, src);
+    } else if let (Some(&first), Some(&mid), Some(&last)) =
+        (src.first(), src.get(n / 2), src.last())
+    {
+        // one to three bytes: 0, n/2 and n-1 cover them
+        if let Some([d0, ..]) = dst.get_mut(..n) {
+            *d0 = first;
+        }
+        if let Some(d) = dst.get_mut(n / 2) {
+            *d = mid;
+        }
+        if let Some(d) = dst.get_mut(n - 1) {
+            *d = last;
+        }
+    }
+}
+
+/// Copies the first and the last `K` bytes of `src` (`K <= src.len() <= 2K`)
+/// to the same places in `dst`.
+#[inline(always)]
+fn copy_ends<const K: usize>(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if let (Some(head), Some(tail)) = (src.first_chunk::<K>(), src.last_chunk::<K>()) {
+        if let Some(d) = dst.first_chunk_mut::<K>() {
+            *d = *head;
+        }
+        if let Some(d) = dst.get_mut(n - K..n).and_then(|d| d.first_chunk_mut::<K>()) {
+            *d = *tail;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_prefix;
+
+    /// Every length up to the capacity copies exactly the prefix.
+    #[test]
+    fn copy_prefix_copies_exactly_the_prefix() {
+        let src: Vec<u8> = (1..=32).collect();
+        for n in 0..=32 {
+            let mut dst = [0u8; 32];
+            copy_prefix(&mut dst, &src[..n]);
+            assert_eq!(&dst[..n], &src[..n], "{n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "{n}");
+        }
     }
 }

@@ -5,8 +5,9 @@
 
 use super::charclass::CharClass;
 use super::data::CHAR_MAP;
-use super::keywords::lookup_word;
+use super::keywords::{keyword_continues_after, lookup_word};
 use super::token::{Token, TokenType, TOKEN_VALUE_CAPACITY};
+use super::wordscan::{scan_whole_word, scan_word, WordByte};
 use super::{SqliState, FLAG_QUOTE_DOUBLE, FLAG_QUOTE_SINGLE, FLAG_SQL_ANSI, FLAG_SQL_MYSQL};
 
 /// A 256-entry membership table; byte 0 is always a member.
@@ -27,6 +28,21 @@ const fn byte_set(chars: &[u8]) -> ByteSet {
 static WHITE: ByteSet = byte_set(b" \t\n\x0b\x0c\r\xa0");
 /// Bytes that end a word.
 static WORD_END: ByteSet = byte_set(b" []{}<>:\\?=@!#~+-*/&|^%(),';\t\n\x0b\x0c\r\"\xa0");
+
+/// [`WordByte`] of every byte, for [`scan_word`].
+static WORD_SCAN: [WordByte; 256] = {
+    let mut t = [WordByte::Letter; 256];
+    let mut i = 0;
+    while i < 256 {
+        if WORD_END[i] {
+            t[i] = WordByte::End;
+        }
+        i += 1;
+    }
+    t[b'.' as usize] = WordByte::Delim;
+    t[b'`' as usize] = WordByte::Delim;
+    t
+};
 /// Bytes that end a variable name.
 static VAR_END: ByteSet = byte_set(b" <>:\\?=@!#~+-*/&|^%(),';\t\n\x0b\x0c\r'`\"");
 static BINARY_DIGITS: ByteSet = byte_set(b"01");
@@ -121,6 +137,7 @@ impl SqliState<'_> {
         if slen == 0 {
             return false;
         }
+        self.mark_used(self.current);
         *self.cur() = Token::EMPTY;
 
         // At the start of input in a quote context, pretend a quote precedes it.
@@ -468,31 +485,10 @@ impl SqliState<'_> {
     }
 
     pub(crate) fn parse_word(&mut self) -> usize {
-        let s = self.s;
-        let pos = self.pos;
-        let wlen = cspan(&s[pos..], &WORD_END);
-        let tok = &mut self.tokens[self.current];
-        tok.assign(TokenType::Bareword, pos, &s[pos..pos + wlen]);
-
-        // "SELECT.1" or "SELECT`col`": split after a leading keyword
-        for i in 0..tok.len {
-            let delim = tok.byte(i);
-            if delim == b'.' || delim == b'`' {
-                match lookup_word(&tok.value()[..i]) {
-                    Some(kind) if kind != TokenType::Bareword => {
-                        *tok = Token::EMPTY;
-                        tok.assign(kind, pos, &s[pos..pos + i]);
-                        return pos + i;
-                    }
-                    _ => {}
-                }
-            }
-        }
-
-        if wlen < TOKEN_VALUE_CAPACITY + 1 {
-            tok.kind = lookup_word(tok.value()).unwrap_or(TokenType::Bareword);
-        }
-        pos + wlen
+        let (s, pos) = (self.s, self.pos);
+        let (kind, end) = word_token(s, pos);
+        self.cur().assign(kind, pos, &s[pos..end]);
+        end
     }
 
     /// MySQL `` `quoted identifiers` ``: a function name or a bare word.
@@ -603,76 +599,10 @@ impl SqliState<'_> {
     }
 
     fn parse_number(&mut self) -> usize {
-        let s = self.s;
-        let slen = s.len();
-        let mut pos = self.pos;
-
-        if s[pos] == b'0' && pos + 1 < slen {
-            let digits = match s[pos + 1] {
-                b'X' | b'x' => Some(&HEX_DIGITS),
-                b'B' | b'b' => Some(&BINARY_DIGITS),
-                _ => None,
-            };
-            if let Some(digits) = digits {
-                let xlen = span(&s[pos + 2..], digits);
-                if xlen == 0 {
-                    self.cur()
-                        .assign(TokenType::Bareword, pos, &s[pos..pos + 2]);
-                    return pos + 2;
-                }
-                self.cur()
-                    .assign(TokenType::Number, pos, &s[pos..pos + 2 + xlen]);
-                return pos + 2 + xlen;
-            }
-        }
-
-        let start = pos;
-        while pos < slen && s[pos].is_ascii_digit() {
-            pos += 1;
-        }
-        if pos < slen && s[pos] == b'.' {
-            pos += 1;
-            while pos < slen && s[pos].is_ascii_digit() {
-                pos += 1;
-            }
-            if pos - start == 1 {
-                // only "."
-                self.cur().assign_char(TokenType::Dot, start, b'.');
-                return pos;
-            }
-        }
-
-        let mut have_e = false;
-        let mut have_exp = false;
-        if pos < slen && (s[pos] == b'E' || s[pos] == b'e') {
-            have_e = true;
-            pos += 1;
-            if pos < slen && (s[pos] == b'+' || s[pos] == b'-') {
-                pos += 1;
-            }
-            while pos < slen && s[pos].is_ascii_digit() {
-                have_exp = true;
-                pos += 1;
-            }
-        }
-
-        // Oracle's float/double suffixes: "1.2f", "1d"
-        // ("1fUNION" reads as "1f UNION", "123FROM" as "123 FROM")
-        if pos < slen
-            && matches!(s[pos], b'd' | b'D' | b'f' | b'F')
-            && (pos + 1 == slen || is_white(s[pos + 1]) || matches!(s[pos + 1], b';' | b'u' | b'U'))
-        {
-            pos += 1;
-        }
-
-        let kind = if have_e && !have_exp {
-            // "1234.e", "10.10E": a word, not a number
-            TokenType::Bareword
-        } else {
-            TokenType::Number
-        };
-        self.cur().assign(kind, start, &s[start..pos]);
-        pos
+        let (s, pos) = (self.s, self.pos);
+        let (kind, end) = number_token(s, pos);
+        self.cur().assign(kind, pos, &s[pos..end]);
+        end
     }
 }
 
@@ -686,4 +616,242 @@ fn is_backslash_escaped(s: &[u8], q: usize, start: usize) -> bool {
         i -= 1;
     }
     n & 1 == 1
+}
+
+/// The word token that starts at `pos` (`parse_word`): its type and where it
+/// ends; its value is `s[pos..end]`.
+///
+/// libinjection reads the word up to a [`WORD_END`] byte, then looks up the
+/// prefix before each `.` or `` ` `` and splits the word after the first one
+/// that is a keyword (`SELECT.1`), else looks up the whole word. Here one pass
+/// finds the end and the first delimiter, and the lookups that cannot match
+/// are skipped (see [`keyword_continues_after`]).
+pub(crate) fn word_token(s: &[u8], pos: usize) -> (TokenType, usize) {
+    let word = s.get(pos..).unwrap_or_default();
+    let (wlen, first_delim) = scan_word(word, &WORD_SCAN);
+    word_kind(word, pos, wlen, first_delim)
+}
+
+/// [`word_token`] at the start of `s` when the word runs to the end of `s`,
+/// to a `-` or to whitespace (the shapes the `simple` module decides), else
+/// `None`, cheaply: without the lookups. The word is scanned sixteen bytes at
+/// a time.
+pub(crate) fn leading_word_token(s: &[u8]) -> Option<(TokenType, usize)> {
+    let (wlen, first_delim) = scan_whole_word(s, &WORD_SCAN);
+    match s.get(wlen) {
+        None | Some(b'-') => {}
+        Some(&b) if CHAR_MAP[b as usize] == CharClass::White => {}
+        Some(_) => return None,
+    }
+    Some(word_kind(s, 0, wlen, first_delim))
+}
+
+/// The rest of [`word_token`], once the word's length and its first `.` or
+/// `` ` `` are known: the keyword lookups.
+fn word_kind(
+    word: &[u8],
+    pos: usize,
+    wlen: usize,
+    first_delim: Option<usize>,
+) -> (TokenType, usize) {
+    // (libinjection looks for delimiters within the kept value only)
+    let first_delim = first_delim.filter(|&d| d < TOKEN_VALUE_CAPACITY);
+    let word = &word[..wlen];
+    let kept = wlen.min(TOKEN_VALUE_CAPACITY);
+
+    // "SELECT.1" or "SELECT`col`": split after a leading keyword. Past the
+    // first delimiter, only a few dotted keywords can still match.
+    if let Some(first) = first_delim {
+        for i in first..kept {
+            let delim = word[i];
+            if delim == b'.' || delim == b'`' {
+                match lookup_word(&word[..i]) {
+                    Some(kind) if kind != TokenType::Bareword => return (kind, pos + i),
+                    _ => {}
+                }
+                if i == first && !keyword_continues_after(&word[..i], delim) {
+                    return (TokenType::Bareword, pos + wlen);
+                }
+            }
+        }
+    }
+
+    let kind = if wlen < TOKEN_VALUE_CAPACITY + 1 {
+        lookup_word(&word[..kept]).unwrap_or(TokenType::Bareword)
+    } else {
+        TokenType::Bareword
+    };
+    (kind, pos + wlen)
+}
+
+/// The number token that starts at `pos` (`parse_number`, on a digit or a
+/// `.` at `pos < s.len()`): its type and where it ends; its value is
+/// `s[pos..end]`.
+pub(crate) fn number_token(s: &[u8], pos: usize) -> (TokenType, usize) {
+    let slen = s.len();
+    let start = pos;
+    let mut pos = pos;
+
+    if s[pos] == b'0' && pos + 1 < slen {
+        let digits = match s[pos + 1] {
+            b'X' | b'x' => Some(&HEX_DIGITS),
+            b'B' | b'b' => Some(&BINARY_DIGITS),
+            _ => None,
+        };
+        if let Some(digits) = digits {
+            let xlen = span(&s[pos + 2..], digits);
+            if xlen == 0 {
+                return (TokenType::Bareword, pos + 2);
+            }
+            return (TokenType::Number, pos + 2 + xlen);
+        }
+    }
+
+    while pos < slen && s[pos].is_ascii_digit() {
+        pos += 1;
+    }
+    if pos < slen && s[pos] == b'.' {
+        pos += 1;
+        while pos < slen && s[pos].is_ascii_digit() {
+            pos += 1;
+        }
+        if pos - start == 1 {
+            // only "."
+            return (TokenType::Dot, pos);
+        }
+    }
+
+    let mut have_e = false;
+    let mut have_exp = false;
+    if pos < slen && (s[pos] == b'E' || s[pos] == b'e') {
+        have_e = true;
+        pos += 1;
+        if pos < slen && (s[pos] == b'+' || s[pos] == b'-') {
+            pos += 1;
+        }
+        while pos < slen && s[pos].is_ascii_digit() {
+            have_exp = true;
+            pos += 1;
+        }
+    }
+
+    // Oracle's float/double suffixes: "1.2f", "1d"
+    // ("1fUNION" reads as "1f UNION", "123FROM" as "123 FROM")
+    if pos < slen
+        && matches!(s[pos], b'd' | b'D' | b'f' | b'F')
+        && (pos + 1 == slen || is_white(s[pos + 1]) || matches!(s[pos + 1], b';' | b'u' | b'U'))
+    {
+        pos += 1;
+    }
+
+    let kind = if have_e && !have_exp {
+        // "1234.e", "10.10E": a word, not a number
+        TokenType::Bareword
+    } else {
+        TokenType::Number
+    };
+    (kind, pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    impl SqliState<'_> {
+        /// libinjection's `parse_word` as written: the word's end, then a
+        /// lookup of the prefix before every `.` or `` ` ``, then of the word.
+        fn parse_word_reference(&mut self) -> usize {
+            let s = self.s;
+            let pos = self.pos;
+            let wlen = cspan(&s[pos..], &WORD_END);
+            let tok = &mut self.tokens[self.current];
+            tok.assign(TokenType::Bareword, pos, &s[pos..pos + wlen]);
+            for i in 0..tok.len {
+                let delim = tok.byte(i);
+                if delim == b'.' || delim == b'`' {
+                    match lookup_word(&tok.value()[..i]) {
+                        Some(kind) if kind != TokenType::Bareword => {
+                            *tok = Token::EMPTY;
+                            tok.assign(kind, pos, &s[pos..pos + i]);
+                            return pos + i;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if wlen < TOKEN_VALUE_CAPACITY + 1 {
+                tok.kind = lookup_word(tok.value()).unwrap_or(TokenType::Bareword);
+            }
+            pos + wlen
+        }
+    }
+
+    /// Words and the bytes around them: keywords, dotted keywords, their
+    /// parts, delimiters and word ends.
+    fn words() -> impl Strategy<Value = Vec<u8>> {
+        let part = prop_oneof![
+            prop::sample::select(vec![
+                "select",
+                "UNION",
+                "sys",
+                "stragg",
+                "database_name",
+                "dbms_lock",
+                "sleep",
+                "utl_inaddr",
+                "get_host_name",
+                "ctxsys",
+                "drithsx",
+                "sn",
+                "json",
+                "customer",
+                "loyalty",
+                "tier",
+                "jane",
+                "doe",
+                "@example",
+                "com",
+                "x",
+                "1",
+                "abcdefghijklmnopqrstuvwxyz0123456789",
+            ])
+            .prop_map(|w| w.as_bytes().to_vec()),
+            prop::collection::vec(
+                prop::sample::select(b"aAsSyY_019.-`@+:/ '\"#*\0\xa0\xff".to_vec()),
+                0..8,
+            ),
+        ];
+        prop::collection::vec((part, prop::sample::select(b"..`` -\0".to_vec())), 1..6).prop_map(
+            |parts| {
+                let mut w = Vec::new();
+                for (p, d) in parts {
+                    w.extend_from_slice(&p);
+                    w.push(d);
+                }
+                w.pop();
+                w
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(8000))]
+
+        /// The one-pass word parser, which skips the lookups that cannot
+        /// match, reads the same token as libinjection's, at every start.
+        #[test]
+        fn parse_word_agrees_with_the_reference(input in words()) {
+            for start in 0..input.len() {
+                let mut fast = SqliState::new(&input, FLAG_SQL_ANSI);
+                let mut full = SqliState::new(&input, FLAG_SQL_ANSI);
+                fast.pos = start;
+                full.pos = start;
+                let end_fast = fast.parse_word();
+                let end_full = full.parse_word_reference();
+                prop_assert_eq!(end_fast, end_full);
+                prop_assert_eq!(fast.tokens[0], full.tokens[0]);
+            }
+        }
+    }
 }

@@ -162,8 +162,18 @@ pub(crate) fn black_attr_at(input: &[u8], start: usize, len: usize) -> Attribute
             return AttributeType::Black;
         }
     }
+    listed_attr(name)
+}
+
+/// The type of `name` in [`BLACK_ATTRS`], compared as
+/// [`equals_ignoring_nulls`] does.
+fn listed_attr(name: &[u8]) -> AttributeType {
+    // Without NUL bytes (which the comparison skips) a listed name can only
+    // match a name of its own length.
+    let any_length = name.contains(&0);
     BLACK_ATTRS
         .iter()
+        .filter(|(n, _)| any_length || n.len() == name.len())
         .find(|(n, _)| equals_ignoring_nulls(n, name))
         .map_or(AttributeType::None, |&(_, t)| t)
 }
@@ -210,6 +220,32 @@ mod tests {
         // only known event names count
         assert_eq!(is_black_attr(b"onewsaction"), AttributeType::None);
         assert_eq!(is_black_attr(b"ONMOUSEOVERX"), AttributeType::Black);
+    }
+
+    /// The length filter changes no answer: names of every listed length, with
+    /// and without NUL bytes, in any case.
+    #[test]
+    fn length_filter_agrees_with_comparing_every_name() {
+        let every = |name: &[u8]| {
+            BLACK_ATTRS
+                .iter()
+                .find(|(n, _)| equals_ignoring_nulls(n, name))
+                .map_or(AttributeType::None, |&(_, t)| t)
+        };
+        let mut names: Vec<Vec<u8>> = vec![b"".to_vec(), b"\0".to_vec(), b"lang".to_vec()];
+        for (n, _) in BLACK_ATTRS {
+            names.push(n.to_vec());
+            names.push(n.to_ascii_lowercase());
+            names.push(n[..n.len() - 1].to_vec());
+            names.push([*n, b"X"].concat());
+            names.push([&n[..1], b"\0", &n[1..]].concat());
+            names.push([*n, b"\0"].concat());
+            names.push([b"\0", *n].concat());
+            names.push([b"\0\0", &n[1..]].concat());
+        }
+        for name in &names {
+            assert_eq!(listed_attr(name), every(name), "{name:?}");
+        }
     }
 
     #[test]
