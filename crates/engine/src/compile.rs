@@ -385,6 +385,7 @@ fn build_prefilter(program: &mut Program) -> Vec<u32> {
                 tests.push(crate::prefilter::RuleTest {
                     bit,
                     escape: literals.as_ref().and(op.escape_bytes()),
+                    anchored: literals.as_ref().and(op.anchored_start()),
                     literals,
                     bytes,
                 });

@@ -23,6 +23,9 @@ pub enum Admission {
         byte_sets: usize,
         /// Escape bytes: a value holding one is admitted without a literal.
         escape: usize,
+        /// A value its start test matches is admitted without a literal (see
+        /// [`crate::prefilter::anchored`]).
+        anchored: bool,
         /// The group deciding once per transaction for all its rules (see
         /// [`crate::rule::Rule::prefilter_group`]).
         group: Option<u32>,
@@ -58,6 +61,7 @@ pub fn admission(program: &Program, rule: &Rule) -> Admission {
             escape: op
                 .escape_bytes()
                 .map_or(0, |m| m.iter().map(|w| w.count_ones() as usize).sum()),
+            anchored: op.anchored_start().is_some(),
             group: rule.prefilter_group,
         },
         _ => Admission::Always(match rule.operator.name {
@@ -113,6 +117,7 @@ pub fn render(program: &Program) -> String {
                         literals,
                         byte_sets,
                         escape,
+                        anchored,
                         group,
                     } => {
                         prefiltered += 1;
@@ -125,6 +130,9 @@ pub fn render(program: &Program) -> String {
                             (l, e) => {
                                 let _ = write!(what, " {l} literal(s) or one of {e} rare bytes");
                             }
+                        }
+                        if anchored {
+                            what.push_str(" or a match at the start");
                         }
                         if byte_sets > 0 {
                             let _ = write!(

@@ -109,6 +109,10 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut rules_checked, mut matches_checked, mut long_checked) = (0, 0, 0);
     let (mut escape_rules, mut escape_checked) = (0, 0);
+    // Rules admitted by a match at the start (see `prefilter::anchored`), and
+    // their generated matches that hold none of their escape bytes and begin at
+    // the value's start: those only the anchored test can admit.
+    let (mut anchored_rules, mut anchored_checked) = (0, 0);
     assert!(pf.has_long(), "no long-value automaton");
     assert!(pf.tables(), "a CRS automaton is not a flat DFA table");
     // 955300 reads the response body through `t:removeWhitespace,t:lowercase`:
@@ -139,6 +143,8 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
         if escape.is_some() {
             escape_rules += 1;
         }
+        let anchored = op.anchored_start().is_some();
+        anchored_rules += usize::from(anchored);
         for i in 0..120 {
             let from = match (&restricted, i >= 60) {
                 (_, false) => &hir,
@@ -160,6 +166,7 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
             matches_checked += 1;
             if i >= 60 {
                 escape_checked += 1;
+                anchored_checked += usize::from(anchored && i % 2 == 0);
             }
             // Rules that read the response body alone are left out of the main
             // automaton: their values are only ever scanned by the long-value one.
@@ -204,5 +211,14 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
     assert!(
         matches_checked > rules_checked * 20,
         "only {matches_checked} matching strings generated"
+    );
+    // 932250 and 932260 (command names at the start of a value).
+    assert!(
+        anchored_rules >= 2,
+        "only {anchored_rules} rules with an anchored start"
+    );
+    assert!(
+        anchored_checked > anchored_rules * 10,
+        "only {anchored_checked} matches at the start without escape bytes generated"
     );
 }

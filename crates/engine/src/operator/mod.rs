@@ -227,6 +227,15 @@ pub trait Operator: Send + Sync + fmt::Debug {
     fn escape_bytes(&self) -> Option<crate::transform::triggers::ByteMask> {
         None
     }
+
+    /// A test of the input's start that admits it even without one of
+    /// [`Operator::required_literals`] or [`Operator::escape_bytes`]: every match
+    /// holds a required literal or an escape byte, or begins at the input's
+    /// start and is found there by this test (see
+    /// [`crate::prefilter::anchored`]). `None`: no match needs it.
+    fn anchored_start(&self) -> Option<std::sync::Arc<crate::prefilter::anchored::AnchoredStart>> {
+        None
+    }
 }
 
 /// The engine that runs a regular expression.

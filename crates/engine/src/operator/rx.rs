@@ -86,6 +86,10 @@ impl Operator for Rx {
         self.literals.as_ref()?.escape
     }
 
+    fn anchored_start(&self) -> Option<std::sync::Arc<crate::prefilter::anchored::AnchoredStart>> {
+        self.literals.as_ref()?.anchored.clone()
+    }
+
     fn required_bytes(&self) -> Option<ByteReq> {
         self.bytes.clone()
     }

@@ -44,42 +44,171 @@ pub fn regex_min_len(translated: &str) -> usize {
 }
 
 /// What every match of a pattern holds: one of `literals`, or (when given) one of
-/// the `escape` bytes.
+/// the `escape` bytes, or (when given) a match of `anchored` at the value's start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequiredLiterals {
     /// Literals (lower-cased; possibly none, when only escape bytes admit).
     pub literals: Vec<Vec<u8>>,
     /// Bytes whose presence admits a value without a literal.
     pub escape: Option<ByteMask>,
+    /// The pattern's branches that begin with `^`, whose matches begin at the
+    /// value's start (see [`super::anchored`]): a value on which it matches is
+    /// admitted without a literal.
+    pub anchored: Option<std::sync::Arc<super::anchored::AnchoredStart>>,
 }
 
 /// As [`regex_literals`]; for a pattern without usable literals, the literals of
 /// its matches that hold none of its rare bytes, with those bytes to escape (see
 /// [`without_rare_bytes`]); failing those, literals joined across the parts of
-/// concatenations that are not exact (see [`concat_required`]).
+/// concatenations that are not exact (see [`concat_required`]); failing those,
+/// for a pattern whose top-level alternation has branches that begin with `^`,
+/// the other branches' requirement and an anchored test of the `^` ones (see
+/// [`anchored_split`]).
 pub fn regex_required(translated: &str) -> Option<RequiredLiterals> {
     let hir = regex_syntax::ParserBuilder::new()
         .utf8(false)
         .build()
         .parse(translated)
         .ok()?;
-    if let Some(literals) = required(&hir).filter(|s| score(s) >= 2) {
+    hir_required(&hir).or_else(|| anchored_split(&hir))
+}
+
+/// [`regex_required`] of a parsed pattern, without the anchored split.
+fn hir_required(hir: &Hir) -> Option<RequiredLiterals> {
+    if let Some(literals) = required(hir).filter(|s| score(s) >= 2) {
         return Some(RequiredLiterals {
             literals,
             escape: None,
+            anchored: None,
         });
     }
-    if let Some(r) = without_rare_bytes(&hir) {
+    if let Some(r) = without_rare_bytes(hir) {
         return Some(r);
     }
     // Last, longer literals joined across parts that are not exact (a pattern
     // made of alternations with optional pieces, as CRS's path traversal one).
-    required_with(&hir, true)
+    required_with(hir, true)
         .filter(|s| score(s) >= 2)
         .map(|literals| RequiredLiterals {
             literals,
             escape: None,
+            anchored: None,
         })
+}
+
+/// The requirement of a pattern `(?:A|U)T` (a top-level alternation, possibly
+/// followed by more parts `T`) some of whose branches `A` begin with `^`: every
+/// match goes through `U` — and then holds one of `U·T`'s literals or escape
+/// bytes ([`hir_required`]) — or through `A` — and then begins at the value's
+/// start, where `A·T` (without the `^`) matches it anchored, or after a line end
+/// (`^` is multi-line), which is then an escape byte too. `None` when `A` is
+/// empty, `U·T` has no requirement or the anchored DFA would be too large.
+fn anchored_split(h: &Hir) -> Option<RequiredLiterals> {
+    let (branches, tail) = split_head(h)?;
+    let mut anchored = Vec::new();
+    let mut rest = Vec::new();
+    let mut line_ends: Vec<u8> = Vec::new();
+    for b in branches {
+        match strip_start(b) {
+            Some((stripped, ends)) => {
+                anchored.push(stripped);
+                line_ends.extend_from_slice(ends);
+            }
+            None => rest.push(b.clone()),
+        }
+    }
+    // A pattern every match of which begins at the start is as cheap to run as
+    // its anchored DFA: nothing to gain (and the test would run on every scan).
+    if anchored.is_empty() || rest.is_empty() {
+        return None;
+    }
+    let with_tail = |head: Vec<Hir>| {
+        let mut parts = vec![Hir::alternation(head)];
+        parts.extend(tail.iter().cloned());
+        Hir::concat(parts)
+    };
+    // (An anchored split of `U·T` itself is not tried: one level.)
+    let mut req = hir_required(&with_tail(rest))?;
+    // The anchored matches without the rare bytes, `/` and `=` (which then
+    // admit the value): the paths and assignments command patterns allow before
+    // a name multiply the DFA's states (932260: 4.4 MB and 150 ms to build with
+    // them, a tenth without).
+    let whole = with_tail(anchored);
+    let mut matched = [false; 256];
+    mark_bytes(&whole, &mut matched);
+    let mut gone: Vec<u8> = RARE
+        .iter()
+        .chain(b"/=")
+        .copied()
+        .filter(|&b| matched[usize::from(b)])
+        .collect();
+    gone.extend_from_slice(&line_ends);
+    let start = match restrict(&whole, &gone) {
+        Some(r) => super::anchored::AnchoredStart::build(&r)?,
+        // No anchored match without those bytes.
+        None => super::anchored::AnchoredStart::never(),
+    };
+    if !gone.is_empty() {
+        let mut escape = req.escape.unwrap_or_default();
+        for b in gone {
+            let b = b.to_ascii_lowercase();
+            escape[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        req.escape = Some(escape);
+    }
+    req.anchored = Some(std::sync::Arc::new(start));
+    Some(req)
+}
+
+/// The branches of `h`'s top-level alternation and the parts after it: `h` is
+/// `(?:A|B|...)` or `(?:A|B|...)T...` (captures looked through), or a single
+/// branch beginning with `^`.
+fn split_head(h: &Hir) -> Option<(&[Hir], &[Hir])> {
+    let h = uncaptured(h);
+    match h.kind() {
+        HirKind::Alternation(branches) => Some((branches, &[])),
+        HirKind::Concat(parts) => {
+            let first = uncaptured(parts.first()?);
+            match first.kind() {
+                HirKind::Alternation(branches) => Some((branches, &parts[1..])),
+                HirKind::Look(_) => Some((std::slice::from_ref(h), &[])),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `h` with the captures around it looked through.
+fn uncaptured(mut h: &Hir) -> &Hir {
+    while let HirKind::Capture(c) = h.kind() {
+        h = &c.sub;
+    }
+    h
+}
+
+/// A branch that begins with a start-of-input or start-of-line assertion:
+/// the branch without it, and the bytes after which the assertion also holds
+/// (none for `\A`, `\n` for a multi-line `^`, `\n` and `\r` in CRLF mode).
+fn strip_start(b: &Hir) -> Option<(Hir, &'static [u8])> {
+    use regex_syntax::hir::Look;
+    let ends = |l: &Look| -> Option<&'static [u8]> {
+        match l {
+            Look::Start => Some(b""),
+            Look::StartLF => Some(b"\n"),
+            Look::StartCRLF => Some(b"\n\r"),
+            _ => None,
+        }
+    };
+    let b = uncaptured(b);
+    match b.kind() {
+        HirKind::Look(l) => Some((Hir::empty(), ends(l)?)),
+        HirKind::Concat(parts) => match parts.first().map(|p| uncaptured(p).kind()) {
+            Some(HirKind::Look(l)) => Some((Hir::concat(parts[1..].to_vec()), ends(l)?)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Bytes that benign values rarely hold (see [`literal_score`]).
@@ -119,6 +248,7 @@ fn without_rare_bytes(h: &Hir) -> Option<RequiredLiterals> {
     Some(RequiredLiterals {
         literals,
         escape: Some(crate::transform::triggers::presence(&rare)),
+        anchored: None,
     })
 }
 

@@ -22,6 +22,7 @@
 //! Required literals of a regular expression are derived from its syntax tree (see
 //! [`literals`]).
 
+pub mod anchored;
 pub(crate) mod automaton;
 pub mod bytes;
 mod few;
@@ -57,6 +58,9 @@ pub struct RuleTest {
     /// Bytes whose presence admits a value without a literal (see
     /// [`RequiredLiterals::escape`]).
     pub escape: Option<ByteMask>,
+    /// A value on which this matches at its start is admitted without a literal
+    /// (see [`RequiredLiterals::anchored`]).
+    pub anchored: Option<std::sync::Arc<anchored::AnchoredStart>>,
 }
 
 impl RuleTest {
@@ -64,6 +68,10 @@ impl RuleTest {
     /// one of the literals, or (with escape bytes, or only required bytes) at
     /// least one byte. 0 when nothing is known.
     pub fn min_match_len(&self) -> usize {
+        // A match at the start holds no literal, and may be empty.
+        if self.anchored.is_some() {
+            return 0;
+        }
         let byte = usize::from(self.escape.is_some() || self.bytes.is_some());
         match &self.literals {
             Some(lits) if !lits.is_empty() => {
@@ -107,6 +115,9 @@ pub struct Prefilter {
     /// Long-value scans under chains that delete these bytes, when their rules
     /// have few literals (see [`Prefilter::add_deleting`]).
     deleting: Vec<(ByteMask, FewLiterals)>,
+    /// Rules whose bit a scan also sets when their anchored start matches the
+    /// value (see [`anchored`]), with those tests.
+    anchored: anchored::AnchoredSet,
 }
 
 /// A second automaton over the literals of the rules that read one long variable
@@ -128,8 +139,7 @@ impl Prefilter {
             .map(|(bit, lits)| RuleTest {
                 bit: *bit,
                 literals: Some(lits.clone()),
-                bytes: None,
-                escape: None,
+                ..RuleTest::default()
             })
             .collect();
         Prefilter::build_tests(&tests)
@@ -201,6 +211,12 @@ impl Prefilter {
         } else {
             Some(Matcher::build(&literals, literal_rules)?)
         };
+        let anchored = anchored::AnchoredSet::build(
+            tests
+                .iter()
+                .filter_map(|t| t.anchored.clone().map(|a| (t.bit, a)))
+                .collect(),
+        );
         Some(Prefilter {
             ac,
             rules,
@@ -211,6 +227,7 @@ impl Prefilter {
             escape_union,
             long: None,
             deleting: Vec::new(),
+            anchored,
         })
     }
 
@@ -299,7 +316,30 @@ impl Prefilter {
             None => crate::transform::triggers::presence(value),
         };
         self.add_presence_and_escape(&crate::transform::triggers::lowered(&raw), scan);
+        self.add_anchored(value, scan);
         raw
+    }
+
+    /// Sets the bits of the rules whose anchored start matches `value` (see
+    /// [`anchored`]; most prefilters have no such rule).
+    #[inline]
+    fn add_anchored(&self, value: &[u8], scan: &mut [u64]) {
+        if self.anchored.is_empty() {
+            return;
+        }
+        self.add_anchored_slow(value, scan);
+    }
+
+    #[inline(never)]
+    fn add_anchored_slow(&self, value: &[u8], scan: &mut [u64]) {
+        self.anchored.scan(value, scan);
+    }
+
+    /// Sets the bits of every rule with an anchored start: a scan of bytes the
+    /// value does not hold as such (the response body less deleted bytes)
+    /// cannot run the tests.
+    fn add_all_anchored(&self, scan: &mut [u64]) {
+        self.anchored.set_all(scan);
     }
 
     /// ORs a presence set into a scan's presence words and sets the escape bits
@@ -329,6 +369,7 @@ impl Prefilter {
     pub fn scan_into_with_presence(&self, value: &[u8], presence: &[u64; 4], scan: &mut [u64]) {
         self.scan_with(self.ac.as_ref(), value, None, scan);
         self.add_presence_and_escape(presence, scan);
+        self.add_anchored(value, scan);
     }
 
     #[inline(never)]
@@ -375,6 +416,7 @@ impl Prefilter {
     pub fn scan_long_into(&self, value: &[u8], scan: &mut [u64]) {
         self.scan_with(self.long_automaton(), value, None, scan);
         self.add_presence_and_escape(&lowered_presence(value), scan);
+        self.add_anchored(value, scan);
     }
 
     /// As [`Prefilter::scan_long_into`] with the automaton's one-piece loop (no
@@ -386,6 +428,7 @@ impl Prefilter {
             m.scan_sequential_into(value, scan);
         }
         self.add_presence_and_escape(&lowered_presence(value), scan);
+        self.add_anchored(value, scan);
     }
 
     /// The long-value automaton (the plain one when there is none).
@@ -439,6 +482,7 @@ impl Prefilter {
             *x &= !d;
         }
         self.add_presence_and_escape(&present, scan);
+        self.add_all_anchored(scan);
     }
 
     /// Whether the rule with `bit` may match a value (or one of the values) with
@@ -469,6 +513,7 @@ impl Prefilter {
     pub fn automaton_bytes(&self) -> usize {
         self.ac.as_ref().map_or(0, Matcher::memory_usage)
             + self.long.as_ref().map_or(0, |l| l.ac.memory_usage())
+            + self.anchored.memory_usage()
     }
 
     /// Whether both automata are flat DFA tables, not the NFA fallback (tests).
@@ -605,6 +650,7 @@ mod tests {
             literals: Some(lits.iter().map(|s| s.as_bytes().to_vec()).collect()),
             bytes: None,
             escape: None,
+            anchored: None,
         };
         let pf = Prefilter::build_tests(&[t(0, &["=", "select"]), t(1, &["x"]), t(2, &["union"])])
             .unwrap_or_else(|| panic!("tests"));
@@ -638,6 +684,7 @@ mod tests {
                 None
             },
             escape: escape.then_some([0; 4]),
+            anchored: None,
         };
         assert_eq!(
             t(Some(vec!["eval(", "env["]), false, false).min_match_len(),
@@ -674,6 +721,7 @@ mod tests {
             literals: None,
             bytes: bytes::regex_bytes("<[a-z]"),
             escape: None,
+            anchored: None,
         });
         let pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
         let words = pf.scan_words();
@@ -711,6 +759,7 @@ mod tests {
                 literals: Some(vec![lit.as_bytes().to_vec()]),
                 bytes: None,
                 escape: None,
+                anchored: None,
             })
             .collect()
     }
@@ -724,6 +773,7 @@ mod tests {
                 literals: None,
                 bytes: None,
                 escape: None,
+                anchored: None,
             }))
             .collect();
         let mut pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
@@ -793,6 +843,7 @@ mod tests {
             literals: None,
             bytes: None,
             escape: None,
+            anchored: None,
         });
         let deleted = Transformation::RemoveWhitespace
             .deleted_bytes()
@@ -813,6 +864,7 @@ mod tests {
                 literals: Some(vec![format!("lit{bit}").into_bytes()]),
                 bytes: None,
                 escape: None,
+                anchored: None,
             })
             .collect();
         let mut other = Prefilter::build_tests(&many).unwrap_or_else(|| panic!("tests"));
@@ -939,6 +991,7 @@ mod tests {
             literals: Some(required.literals.clone()),
             bytes: None,
             escape: required.escape,
+            anchored: None,
         }])
         .unwrap_or_else(|| panic!("tests"));
         let mut scan = Vec::new();
@@ -976,6 +1029,7 @@ mod tests {
             literals: Some(vec![format!("word{bit}").into_bytes()]),
             bytes: None,
             escape,
+            anchored: None,
         };
         let pf = Prefilter::build_tests(&[test(3, quotes), test(70, quotes), test(5, backslash)])
             .unwrap_or_else(|| panic!("tests"));
@@ -1001,12 +1055,14 @@ mod tests {
                 literals: None,
                 bytes: bytes::regex_bytes("(?-u)[\\n\\r]"),
                 escape: None,
+                anchored: None,
             },
             RuleTest {
                 bit: 1,
                 literals: Some(vec![b"select".to_vec()]),
                 bytes: bytes::regex_bytes("(?-u)select.*\\("),
                 escape: None,
+                anchored: None,
             },
         ])
         .unwrap_or_else(|| panic!("tests"));

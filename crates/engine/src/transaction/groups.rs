@@ -708,6 +708,7 @@ mod tests {
             literals: Some(vec![b"union".to_vec()]),
             bytes: None,
             escape: None,
+            anchored: None,
         };
         let pf = Prefilter::build_tests(&[rule]).unwrap_or_else(|| panic!("prefilter"));
         // The memo's scans, one after the other: slot 3's admits the rule, slot
