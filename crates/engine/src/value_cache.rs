@@ -39,7 +39,17 @@
 //! Cached results equal computed ones (pure functions of the bytes, compared by
 //! full bytes); `Options::verify` recomputes every hit and panics on a difference.
 //! Memory is bounded: at most [`CAPACITY`] entries of at most [`MAX_VALUE_LEN`]
-//! bytes, and at most [`CANDIDATES_MAX`] candidates per window.
+//! bytes holding at most [`TABLE_BYTES_MAX`] bytes of values longer than
+//! [`SHORT_VALUE_LEN`], and at most [`CANDIDATES_MAX`] candidates per window
+//! holding at most [`CANDIDATE_BYTES_MAX`] such bytes.
+//!
+//! **Long values.** A value up to [`MAX_VALUE_LEN`] bytes (a response body, a long
+//! cookie header, a request body) is cached like a short one: one hash of its
+//! bytes per transaction and, on a hit, one comparison, instead of its scans and
+//! rules (a 10 KB page costs about 20 instructions per byte to scan). Its
+//! processing cost counts its length (see [`scan_cost`]), so weight = frequency x
+//! cost ranks it by what a hit saves; the byte budgets keep the table's memory
+//! bounded whatever the values' lengths.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -49,7 +59,13 @@ use arc_swap::ArcSwap;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Longest value cached (bytes).
-pub const MAX_VALUE_LEN: usize = 256;
+pub const MAX_VALUE_LEN: usize = 64 * 1024;
+/// Values up to this length are short: only the entry count bounds them.
+pub const SHORT_VALUE_LEN: usize = 256;
+/// Most bytes of long values (above [`SHORT_VALUE_LEN`]) in the table.
+pub const TABLE_BYTES_MAX: usize = 8 << 20;
+/// Most bytes of long values among a window's candidates.
+pub const CANDIDATE_BYTES_MAX: usize = 2 << 20;
 /// Most entries in the table.
 pub const CAPACITY: usize = 8192;
 /// Most candidate values remembered per window.
@@ -78,7 +94,23 @@ enum Transformed {
 }
 
 /// Longest transformed value a match record keeps.
-const TRANSFORMED_MAX: usize = 4 * MAX_VALUE_LEN;
+const TRANSFORMED_MAX: usize = 4 * SHORT_VALUE_LEN;
+
+/// The processing cost of scanning a value of `len` bytes (in the units of the
+/// rule evaluations a miss also counts: see [`ResultCache::report`]): two for a
+/// short value, plus one per [`SHORT_VALUE_LEN`] bytes.
+pub fn scan_cost(len: usize) -> u32 {
+    2 + u32::try_from(len / SHORT_VALUE_LEN).unwrap_or(u32::MAX - 2)
+}
+
+/// The bytes a value counts against the long-value budgets.
+fn long_bytes(value: &[u8]) -> usize {
+    if value.len() > SHORT_VALUE_LEN {
+        value.len()
+    } else {
+        0
+    }
+}
 /// One transaction in this many (per thread) reports its misses.
 pub const SAMPLE_EVERY: u32 = 4;
 /// Longest window (transactions).
@@ -434,6 +466,8 @@ struct Window {
     transactions: u64,
     length: u64,
     candidates: FxHashMap<Box<[u8]>, (u32, u32)>,
+    /// Bytes of the long candidates (see [`CANDIDATE_BYTES_MAX`]).
+    long_bytes: usize,
     /// Candidates seen twice in this window (admissible).
     repeated: usize,
 }
@@ -486,6 +520,7 @@ impl ResultCache {
                 transactions: 0,
                 length: FIRST_WINDOW,
                 candidates: FxHashMap::default(),
+                long_bytes: 0,
                 repeated: 0,
             }),
             rebuilding: AtomicBool::new(false),
@@ -552,7 +587,10 @@ impl ResultCache {
                 if c.0 == 2 {
                     w.repeated += 1;
                 }
-            } else if w.candidates.len() < CANDIDATES_MAX {
+            } else if w.candidates.len() < CANDIDATES_MAX
+                && w.long_bytes + long_bytes(value) <= CANDIDATE_BYTES_MAX
+            {
+                w.long_bytes += long_bytes(value);
                 w.candidates.insert(value.into(), (1, cost));
             }
         }
@@ -568,6 +606,7 @@ impl ResultCache {
             return;
         }
         let candidates = std::mem::take(&mut w.candidates);
+        w.long_bytes = 0;
         if w.transactions >= w.length {
             w.length = (w.length * 2).min(MAX_WINDOW);
         }
@@ -590,7 +629,9 @@ impl ResultCache {
     /// Builds and publishes the next table: the current entries by their decayed
     /// scores (hits x cost plus half the previous score) and the candidates seen
     /// at least twice by reports x cost, best first. Every current entry is a
-    /// pick: only a full table drops the lightest.
+    /// pick: only a full table drops the lightest. A long value that would take
+    /// the table past [`TABLE_BYTES_MAX`] is left out (the lighter ones after it
+    /// may still fit).
     // A `Keyed` hashes and compares its entry's bytes, which never change; the
     // atomics beside them are what clippy sees as mutable.
     #[allow(clippy::mutable_key_type)]
@@ -615,6 +656,19 @@ impl ResultCache {
             }
         }
         picks.sort_by_key(|p| std::cmp::Reverse(p.0));
+        let mut bytes = 0;
+        picks.retain(|(_, p)| {
+            let value = match p {
+                Pick::Keep(e) => &e.value,
+                Pick::New(v, _) => v,
+            };
+            let b = long_bytes(value);
+            let fits = bytes + b <= TABLE_BYTES_MAX;
+            if fits {
+                bytes += b;
+            }
+            fits
+        });
         picks.truncate(self.capacity);
         let mut map = FxHashSet::default();
         map.reserve(picks.len());
@@ -878,7 +932,7 @@ mod tests {
                 (b"light", 1),
                 (b"heavy", 50),
                 (b"medium", 10),
-                (&[b'x'; 300], 99),
+                (&[b'x'; MAX_VALUE_LEN + 1], 99),
             ],
             2,
         );
@@ -914,6 +968,54 @@ mod tests {
         }
         assert_eq!(c.rebuilds(), 3);
         assert!(c.lookup(b"v7").is_some());
+    }
+
+    #[test]
+    fn long_values_are_cached_within_the_byte_budget() {
+        // A 10 KB value repeated is admitted like a short one, and found.
+        let c = cache(64);
+        let page = vec![b'p'; 10 * 1024];
+        window(&c, &[(&page, scan_cost(page.len()))], 2);
+        assert!(c.lookup(&page).is_some());
+        assert_eq!(scan_cost(page.len()), 42);
+        assert_eq!(scan_cost(SHORT_VALUE_LEN - 1), 2);
+        // Long values past the table's budget are left out (over windows: one
+        // window's candidates hold fewer bytes than the table may), and short
+        // ones still fit.
+        let c = cache(1024);
+        let n = TABLE_BYTES_MAX / MAX_VALUE_LEN + 8;
+        let longs: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                let mut v = vec![b'l'; MAX_VALUE_LEN];
+                v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                v
+            })
+            .collect();
+        for chunk in longs.chunks(16) {
+            let mut batch: Vec<(&[u8], u32)> = chunk.iter().map(|v| (v.as_slice(), 1000)).collect();
+            batch.push((b"short", 1));
+            window(&c, &batch, 2);
+        }
+        let kept = longs.iter().filter(|v| c.lookup(v).is_some()).count();
+        assert_eq!(kept, TABLE_BYTES_MAX / MAX_VALUE_LEN);
+        // The last window's values weigh most (the others' scores decay).
+        assert!(longs[n - 8..].iter().all(|v| c.lookup(v).is_some()));
+        assert!(c.lookup(b"short").is_some());
+        // A window's long candidates are bounded by bytes: those past the budget
+        // are not remembered.
+        let c = cache(64);
+        let many = CANDIDATE_BYTES_MAX / MAX_VALUE_LEN + 3;
+        let longs: Vec<Vec<u8>> = (0..many)
+            .map(|i| {
+                let mut v = vec![b'c'; MAX_VALUE_LEN];
+                v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                v
+            })
+            .collect();
+        c.report(longs.iter().map(|v| (v.as_slice(), 5)));
+        let w = c.window.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(w.candidates.len(), CANDIDATE_BYTES_MAX / MAX_VALUE_LEN);
+        assert!(w.long_bytes <= CANDIDATE_BYTES_MAX);
     }
 
     #[test]

@@ -193,7 +193,8 @@ impl Transaction {
                     if data.cached(slot, &program.caches).is_some() {
                         continue;
                     }
-                    data.add_cost(slot, 2);
+                    let len = data.entry(slot).value.len();
+                    data.add_cost(slot, crate::value_cache::scan_cost(len));
                 }
                 let base = &data.entry(slot).value;
                 if !cv.screened || base.len() > super::memo::PRESENCE_MAX || Some(slot) == body {
