@@ -970,6 +970,18 @@ mod tests {
         assert!(c.lookup(b"v7").is_some());
     }
 
+    /// `n` distinct values of the longest cached length, of `fill` bytes after
+    /// their index.
+    fn longest_values(n: usize, fill: u8) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| {
+                let mut v = vec![fill; MAX_VALUE_LEN];
+                v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                v
+            })
+            .collect()
+    }
+
     #[test]
     fn long_values_are_cached_within_the_byte_budget() {
         // A 10 KB value repeated is admitted like a short one, and found.
@@ -984,13 +996,7 @@ mod tests {
         // ones still fit.
         let c = cache(1024);
         let n = TABLE_BYTES_MAX / MAX_VALUE_LEN + 8;
-        let longs: Vec<Vec<u8>> = (0..n)
-            .map(|i| {
-                let mut v = vec![b'l'; MAX_VALUE_LEN];
-                v[..8].copy_from_slice(&(i as u64).to_le_bytes());
-                v
-            })
-            .collect();
+        let longs = longest_values(n, b'l');
         for chunk in longs.chunks(16) {
             let mut batch: Vec<(&[u8], u32)> = chunk.iter().map(|v| (v.as_slice(), 1000)).collect();
             batch.push((b"short", 1));
@@ -1005,13 +1011,7 @@ mod tests {
         // are not remembered.
         let c = cache(64);
         let many = CANDIDATE_BYTES_MAX / MAX_VALUE_LEN + 3;
-        let longs: Vec<Vec<u8>> = (0..many)
-            .map(|i| {
-                let mut v = vec![b'c'; MAX_VALUE_LEN];
-                v[..8].copy_from_slice(&(i as u64).to_le_bytes());
-                v
-            })
-            .collect();
+        let longs = longest_values(many, b'c');
         c.report(longs.iter().map(|v| (v.as_slice(), 5)));
         let w = c.window.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(w.candidates.len(), CANDIDATE_BYTES_MAX / MAX_VALUE_LEN);

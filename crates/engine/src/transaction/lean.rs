@@ -150,25 +150,7 @@ impl Transaction {
             // The rule matches: only the transformed value is needed, which the
             // match's record keeps (else the memo gives it).
             let mut e = self.state.matched_vars.spare();
-            let recorded = self
-                .data
-                .cached(slot, &program.caches)
-                .and_then(|c| c.matched_value(rule.index));
-            match recorded {
-                Some(v) => e.1.extend_from_slice(v),
-                None => {
-                    let base = &self.data.entry(slot).value;
-                    self.work
-                        .memo
-                        .compute(&program.chains, slot, rule.transforms, base);
-                    let base = &self.data.entry(slot).value;
-                    let v = self
-                        .work
-                        .memo
-                        .get(&program.chains, slot, rule.transforms, base);
-                    e.1.extend_from_slice(v);
-                }
-            }
+            self.cached_match_value_into(program, rule, slot, &mut e.1);
             self.slot_name_into(var, slot, &mut e.0);
             self.on_match(rule, e, known);
             return true;
@@ -177,36 +159,20 @@ impl Transaction {
         self.work
             .memo
             .compute(&program.chains, slot, rule.transforms, base);
-        if let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) {
-            let long = self.data.response_body_slot() == Some(slot);
+        if self.prefilter_rules_out(program, rule, slot, cache) {
+            if !negated {
+                return false;
+            }
             let base = &self.data.entry(slot).value;
-            let bits = self
+            let v = self
                 .work
                 .memo
-                .scan(pf, &program.chains, slot, rule.transforms, base, long);
-            if !pf.admits(bits, bit) {
-                // No required literal occurs: the operator cannot match, which the
-                // result cache learns like an evaluated miss.
-                if cache {
-                    match self.data.cached(slot, &program.caches) {
-                        Some(e) => e.set_result(rule.index, false),
-                        None => self.data.add_cost(slot, 1),
-                    }
-                }
-                if !negated {
-                    return false;
-                }
-                let base = &self.data.entry(slot).value;
-                let v = self
-                    .work
-                    .memo
-                    .get(&program.chains, slot, rule.transforms, base);
-                let mut e = self.state.matched_vars.spare();
-                e.1.extend_from_slice(v);
-                self.slot_name_into(var, slot, &mut e.0);
-                self.on_match(rule, e, false);
-                return true;
-            }
+                .get(&program.chains, slot, rule.transforms, base);
+            let mut e = self.state.matched_vars.spare();
+            e.1.extend_from_slice(v);
+            self.slot_name_into(var, slot, &mut e.0);
+            self.on_match(rule, e, false);
+            return true;
         }
         let base = &self.data.entry(slot).value;
         let v = self

@@ -671,80 +671,39 @@ impl Transaction {
                         // The rule matches: only the transformed value is needed,
                         // which the match's record keeps (else the memo gives it).
                         let mut e = self.state.matched_vars.spare();
-                        let recorded = self
-                            .data
-                            .cached(slot, &program.caches)
-                            .and_then(|c| c.matched_value(rule.index));
-                        if let Some(v) = recorded {
-                            e.1.extend_from_slice(v);
-                            break 'eval (known, Some(e));
-                        }
-                        let base = &self.data.entry(slot).value;
-                        self.work
-                            .memo
-                            .compute(&program.chains, slot, rule.transforms, base);
-                        let base = &self.data.entry(slot).value;
-                        let v = self
-                            .work
-                            .memo
-                            .get(&program.chains, slot, rule.transforms, base);
-                        e.1.extend_from_slice(v);
+                        self.cached_match_value_into(program, rule, slot, &mut e.1);
                         break 'eval (known, Some(e));
                     }
                     let base = &self.data.entry(slot).value;
                     self.work
                         .memo
                         .compute(&program.chains, slot, rule.transforms, base);
-                    if let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) {
-                        let long = self.data.response_body_slot() == Some(slot);
+                    if self.prefilter_rules_out(program, rule, slot, cached.is_none() && cache) {
                         let base = &self.data.entry(slot).value;
-                        let bits = self.work.memo.scan(
-                            pf,
-                            &program.chains,
-                            slot,
-                            rule.transforms,
-                            base,
-                            long,
-                        );
-                        if !pf.admits(bits, bit) {
-                            // No required literal occurs: the operator cannot match,
-                            // which the result cache learns like an evaluated miss.
-                            if cached.is_none() && cache {
-                                match self.data.cached(slot, &program.caches) {
-                                    Some(e) => e.set_result(rule.index, false),
-                                    None => self.data.add_cost(slot, 1),
-                                }
-                            }
-                            let base = &self.data.entry(slot).value;
-                            if program.options.verify {
-                                let v = self.work.memo.get(
-                                    &program.chains,
-                                    slot,
-                                    rule.transforms,
-                                    base,
-                                );
-                                assert!(
-                                    !op.evaluate(v, None),
-                                    "prefilter hid a match of rule {} on {:?}",
-                                    rule.chain_id,
-                                    String::from_utf8_lossy(v)
-                                );
-                            }
-                            if negated {
-                                let v = self.work.memo.get(
-                                    &program.chains,
-                                    slot,
-                                    rule.transforms,
-                                    base,
-                                );
-                                let mut e = self.state.matched_vars.spare();
-                                e.1.extend_from_slice(v);
-                                matched_any = true;
-                                self.display_name_into(c, scratch, &mut e.0);
-                                self.on_match(rule, e, false);
-                            }
-                            continue 'values;
+                        if program.options.verify {
+                            let v =
+                                self.work
+                                    .memo
+                                    .get(&program.chains, slot, rule.transforms, base);
+                            assert!(
+                                !op.evaluate(v, None),
+                                "prefilter hid a match of rule {} on {:?}",
+                                rule.chain_id,
+                                String::from_utf8_lossy(v)
+                            );
                         }
+                        if negated {
+                            let v =
+                                self.work
+                                    .memo
+                                    .get(&program.chains, slot, rule.transforms, base);
+                            let mut e = self.state.matched_vars.spare();
+                            e.1.extend_from_slice(v);
+                            matched_any = true;
+                            self.display_name_into(c, scratch, &mut e.0);
+                            self.on_match(rule, e, false);
+                        }
+                        continue 'values;
                     }
                     let v = self.work.memo.get(
                         &program.chains,
@@ -1439,6 +1398,71 @@ pub(super) fn format_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
         buf[i] = b'-';
     }
     &buf[i..]
+}
+
+impl Transaction {
+    /// Appends to `out` what MATCHED_VAR holds for a cached match of `rule` on
+    /// `slot`'s value: the transformed value the match's record keeps, else the
+    /// memo's result of the rule's transformations.
+    pub(super) fn cached_match_value_into(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        slot: u32,
+        out: &mut Vec<u8>,
+    ) {
+        if let Some(v) = self
+            .data
+            .cached(slot, &program.caches)
+            .and_then(|c| c.matched_value(rule.index))
+        {
+            out.extend_from_slice(v);
+            return;
+        }
+        let base = &self.data.entry(slot).value;
+        self.work
+            .memo
+            .compute(&program.chains, slot, rule.transforms, base);
+        let base = &self.data.entry(slot).value;
+        out.extend_from_slice(
+            self.work
+                .memo
+                .get(&program.chains, slot, rule.transforms, base),
+        );
+    }
+
+    /// Whether the prefilter rules `rule` out on `slot`'s value (its scan under
+    /// the rule's chain, which the memo has computed, lacks the rule's required
+    /// literals): the operator cannot match. With `learn`, the result cache
+    /// learns that like an evaluated miss (a value without an entry counts the
+    /// work as its processing cost).
+    pub(super) fn prefilter_rules_out(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        slot: u32,
+        learn: bool,
+    ) -> bool {
+        let (Some(bit), Some(pf)) = (rule.prefilter, &program.prefilter) else {
+            return false;
+        };
+        let long = self.data.response_body_slot() == Some(slot);
+        let base = &self.data.entry(slot).value;
+        let bits = self
+            .work
+            .memo
+            .scan(pf, &program.chains, slot, rule.transforms, base, long);
+        if pf.admits(bits, bit) {
+            return false;
+        }
+        if learn {
+            match self.data.cached(slot, &program.caches) {
+                Some(e) => e.set_result(rule.index, false),
+                None => self.data.add_cost(slot, 1),
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]

@@ -296,6 +296,31 @@ mod tests {
         })
     }
 
+    /// `lead`, then each part after the separator paired with it (none before
+    /// the first), then `trailing`.
+    fn joined(lead: &str, parts: &[(&str, &str)], trailing: &str) -> Vec<u8> {
+        let mut input = lead.as_bytes().to_vec();
+        for (i, (p, sep)) in parts.iter().enumerate() {
+            if i > 0 {
+                input.extend_from_slice(sep.as_bytes());
+            }
+            input.extend_from_slice(p.as_bytes());
+        }
+        input.extend_from_slice(trailing.as_bytes());
+        input
+    }
+
+    /// The fast path, when it answers, and `detect_sqli` answer as the full
+    /// algorithm, verdict and fingerprint.
+    fn agrees(input: &[u8]) -> Result<(), TestCaseError> {
+        let expected = full(input);
+        if let Some(fast) = detect_simple(input) {
+            prop_assert_eq!(fast, expected);
+        }
+        prop_assert_eq!(crate::detect_sqli(input), expected);
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(10000))]
 
@@ -303,11 +328,7 @@ mod tests {
         /// verdict and fingerprint; and `detect_sqli` always does.
         #[test]
         fn single_token_agrees_with_the_full_algorithm(input in inputs()) {
-            let expected = full(&input);
-            if let Some(fast) = detect_simple(&input) {
-                prop_assert_eq!(fast, expected);
-            }
-            prop_assert_eq!(crate::detect_sqli(&input), expected);
+            agrees(&input)?;
         }
 
         /// Chains joined by dashes (and the odd other separator or double
@@ -328,19 +349,7 @@ mod tests {
             ),
             trailing in prop::sample::select(vec!["", "", "-", "--", " "]),
         ) {
-            let mut input = Vec::new();
-            for (i, (p, sep)) in parts.iter().enumerate() {
-                if i > 0 {
-                    input.extend_from_slice(sep.as_bytes());
-                }
-                input.extend_from_slice(p.as_bytes());
-            }
-            input.extend_from_slice(trailing.as_bytes());
-            let expected = full(&input);
-            if let Some(fast) = detect_simple(&input) {
-                prop_assert_eq!(fast, expected);
-            }
-            prop_assert_eq!(crate::detect_sqli(&input), expected);
+            agrees(&joined("", &parts, trailing))?;
         }
 
         /// Words and numbers separated by whitespace, keywords and pairs that
@@ -367,19 +376,7 @@ mod tests {
                 " union select", " (", ") ", " sleep(5)",
             ]),
         ) {
-            let mut input = lead.as_bytes().to_vec();
-            for (i, (p, sep)) in parts.iter().enumerate() {
-                if i > 0 {
-                    input.extend_from_slice(sep.as_bytes());
-                }
-                input.extend_from_slice(p.as_bytes());
-            }
-            input.extend_from_slice(trailing.as_bytes());
-            let expected = full(&input);
-            if let Some(fast) = detect_simple(&input) {
-                prop_assert_eq!(fast, expected);
-            }
-            prop_assert_eq!(crate::detect_sqli(&input), expected);
+            agrees(&joined(lead, &parts, trailing))?;
         }
 
         /// The same for arbitrary bytes.
