@@ -106,6 +106,12 @@ pub struct ClassPlan {
     /// Per arena list some class reads: which pure classes hold its values (see
     /// [`ListPlan`]).
     pub lists: Vec<ListPlan>,
+    /// By class: the phases of the rules reading it (bit `p - 1` for phase `p`).
+    pub class_phases: Vec<u8>,
+    /// By entry of [`ClassPlan::lists`]: the phases whose rules read a class of
+    /// the list (bit `p - 1` for phase `p`). A settle for a phase visits only
+    /// these lists: phases 3 and 4 need not look up the request's values.
+    pub list_phases: Vec<u8>,
     /// The classes that are not pure, as a bit set over class indexes.
     pub impure: Vec<u64>,
     /// Every arena list some class reads, with the classes reading it (a bit
@@ -176,6 +182,15 @@ fn found_or_pushed<T>(
         }
     };
     &mut items[i]
+}
+
+/// Phase `phase`'s bit in a phase mask (bit `p - 1` for phase `p`, 1 to 5; 0
+/// for anything else).
+pub(crate) fn phase_bit(phase: u8) -> u8 {
+    match phase {
+        1..=5 => 1 << (phase - 1),
+        _ => 0,
+    }
 }
 
 /// Whether the values a target variable selects are exactly its arena list(s);
@@ -277,6 +292,10 @@ impl ClassPlan {
                     plan.class_pure.resize(c as usize + 1, true);
                 }
                 plan.class_pure[c as usize] &= rule.pure;
+                if plan.class_phases.len() <= c as usize {
+                    plan.class_phases.resize(c as usize + 1, 0);
+                }
+                plan.class_phases[c as usize] |= phase_bit(rule.phase);
                 if plan.class_rules.len() <= c as usize {
                     plan.class_rules.resize(c as usize + 1, Vec::new());
                 }
@@ -357,8 +376,33 @@ impl ClassPlan {
             plan.cc_runs.push((start, len));
         }
         plan.build_lists(rule_words);
+        plan.build_list_phases();
         plan.build_list_classes();
         plan
+    }
+
+    /// Makes [`ClassPlan::list_phases`] from the classes' phases.
+    fn build_list_phases(&mut self) {
+        self.list_phases = self
+            .lists
+            .iter()
+            .map(|lp| {
+                self.classes
+                    .iter()
+                    .zip(&self.class_phases)
+                    .filter(|(class, _)| class.lists.contains(&lp.var))
+                    .fold(0, |acc, (_, &p)| acc | p)
+            })
+            .collect();
+    }
+
+    /// Whether a rule of `phase` reads a class of list `li` (an entry of
+    /// [`ClassPlan::lists`]).
+    #[inline]
+    pub fn list_in_phase(&self, li: usize, phase: u8) -> bool {
+        self.list_phases
+            .get(li)
+            .is_some_and(|&p| p & phase_bit(phase) != 0)
     }
 
     /// Makes [`ClassPlan::list_classes`] and [`ClassPlan::scalar`].

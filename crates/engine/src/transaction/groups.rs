@@ -53,9 +53,10 @@ pub(crate) struct Admission {
     /// Classes of unset single-valued variables (one empty value, not in the
     /// arena: their unions are unknown).
     unknown: Vec<u64>,
-    /// With the result cache: whether `uncached` and `all_maybe` are made for
-    /// this epoch.
-    settled: bool,
+    /// With the result cache: the phase `uncached` and `all_maybe` are made for
+    /// in this epoch (0: none). They hold the parts of the lists that phase's
+    /// rules read (see [`crate::classes::ClassPlan::list_phases`]).
+    settled: u8,
     /// Classes with a value that has no result-cache entry (or that are not
     /// pure).
     uncached: Vec<u64>,
@@ -254,9 +255,16 @@ impl Transaction {
     /// epoch; it must be current.
     #[inline]
     pub(super) fn settle_admission(&mut self, program: &crate::Program) {
-        if !self.work.admission.settled {
-            self.settle(program);
+        let phase = self.phase_now();
+        if self.work.admission.settled != phase {
+            self.settle(program, phase);
         }
+    }
+
+    /// The phase running (the last one started).
+    #[inline]
+    fn phase_now(&self) -> u8 {
+        (u8::BITS - self.phases_done.leading_zeros()) as u8
     }
 
     /// For the gated rule `idx` at step `i` of `phase` (see [`crate::step_gates`]):
@@ -400,7 +408,7 @@ impl Transaction {
         a.nonempty.resize(words, 0);
         a.unknown.clear();
         a.unknown.resize(words, 0);
-        a.settled = false;
+        a.settled = 0;
         // A class has a value when one of its lists has; a scalar one without
         // any is unknown. One test per list, not per class and list.
         let plan = &program.classes;
@@ -448,9 +456,14 @@ impl Transaction {
     }
 
     /// Makes the admission's `uncached` classes and `all_maybe` rules for this
-    /// epoch: the classes with a value that are not pure, and the parts of every
-    /// list with a value (see [`crate::classes::ListPlan`]), which is the union of
-    /// every class's maybe set limited to its rules, each value visited once.
+    /// epoch and `phase`: the classes with a value that are not pure, and the
+    /// parts of every list with a value that a rule of the phase reads (see
+    /// [`crate::classes::ListPlan`]), which is, for the phase's rules, the union
+    /// of every class's maybe set limited to its rules, each value visited once.
+    /// (A phase's rules are in groups of that phase, whose classes' lists are the
+    /// phase's: the parts of other lists could only add rules of other phases. A
+    /// proxy's response phases, which may run with a work set another request
+    /// left, so look up no request value.)
     ///
     /// The lists' parts accumulate over the transaction's epochs: a settle adds
     /// the parts of the lists whose version changed since they were added (phase
@@ -459,7 +472,7 @@ impl Transaction {
     /// may no longer have: the sets are then larger than exact ones, which can
     /// only send more rules to their unions and evaluation, never rule one out.
     #[inline(never)]
-    fn settle(&mut self, program: &crate::Program) {
+    fn settle(&mut self, program: &crate::Program, phase: u8) {
         let plan = &program.classes;
         let a = &mut self.work.admission;
         if a.list_parts.is_empty() {
@@ -470,7 +483,7 @@ impl Transaction {
             a.all_maybe.resize(plan.multi_rules.len(), 0);
         }
         for (li, lp) in plan.lists.iter().enumerate() {
-            if self.data.slots(lp.var).is_empty() {
+            if !plan.list_in_phase(li, phase) || self.data.slots(lp.var).is_empty() {
                 continue;
             }
             let version = Some(self.data.version(lp.var));
@@ -499,7 +512,7 @@ impl Transaction {
                 .zip(&a.list_uncached)
                 .map(|((n, i), l)| (n & i) | l),
         );
-        a.settled = true;
+        a.settled = phase;
     }
 
     /// Merges group `g`'s class chains (and, with the result cache, classes) into
@@ -557,7 +570,7 @@ impl Transaction {
         }
         let class = program.classes.class_chains[i].class as usize;
         let (w, bit) = (class / 64, 1 << (class % 64));
-        let cached = program.options.value_cache && a.settled;
+        let cached = program.options.value_cache && a.settled == self.phase_now();
         if a.nonempty[w] & bit == 0 || (cached && a.uncached[w] & bit == 0) {
             return true;
         }
