@@ -62,6 +62,21 @@ impl Default for Data {
 }
 
 impl Data {
+    /// A value that holds nothing and allocates nothing, to leave in the place
+    /// of a transaction's data as it is dropped (its buffers go to the pool). It
+    /// has no variable lists: no other method may be called on it.
+    pub(crate) fn spent() -> Data {
+        Data {
+            arena: Vec::new(),
+            cached: Vec::new(),
+            table: None,
+            used: 0,
+            lists: Vec::new(),
+            generation: 0,
+            versions: Vec::new(),
+        }
+    }
+
     /// Empties everything, keeping allocations for reuse.
     pub fn clear(&mut self) {
         self.generation += 1;

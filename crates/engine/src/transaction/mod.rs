@@ -277,18 +277,17 @@ impl Transaction {
             serial: n + 1,
             holds_work: false,
         };
+        let mut digits = [0; 5];
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
         t.data
-            .set(Var::RemotePort, conn.client_port.to_string().as_bytes());
+            .set(Var::RemotePort, decimal(conn.client_port, &mut digits));
         t.data.set(Var::ServerAddr, conn.server_ip.as_bytes());
         t.data
-            .set(Var::ServerPort, conn.server_port.to_string().as_bytes());
-        t.data.set(Var::UniqueId, t.unique_id.clone().as_bytes());
+            .set(Var::ServerPort, decimal(conn.server_port, &mut digits));
+        t.data.set(Var::UniqueId, t.unique_id.as_bytes());
         t.data.set(Var::UseragentIp, conn.client_ip.as_bytes());
-        t.data.set(
-            Var::WebAppId,
-            t.program.config.web_app_id.clone().as_bytes(),
-        );
+        t.data
+            .set(Var::WebAppId, t.program.config.web_app_id.as_bytes());
         t.data.set(Var::ModsecBuild, b"030014100");
         t
     }
@@ -902,7 +901,8 @@ impl Drop for Transaction {
             std::mem::take(&mut self.state.tx)
         };
         pool::give(pool::Buffers {
-            data: std::mem::take(&mut self.data),
+            // Left in its place: nothing (the transaction is going).
+            data: std::mem::replace(&mut self.data, Data::spent()),
             tx,
             matched_vars: std::mem::take(&mut self.state.matched_vars),
         });
@@ -947,6 +947,19 @@ impl Transaction {
         let mut w = std::mem::take(&mut self.work);
         w.owner = self.serial;
         pool::give_work(w, last);
+    }
+}
+
+/// `n` in decimal, written into `buf` (a port number: no allocation).
+fn decimal(mut n: u16, buf: &mut [u8; 5]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
     }
 }
 
@@ -1000,5 +1013,18 @@ fn strip_scheme_host(uri: &[u8]) -> &[u8] {
     match uri[colon + 3..].iter().position(|&b| b == b'/') {
         Some(p) => &uri[colon + 3 + p..],
         None => uri,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal;
+
+    #[test]
+    fn ports_are_written_in_decimal() {
+        let mut buf = [0; 5];
+        for n in [0u16, 7, 10, 80, 443, 8080, 10000, 65535] {
+            assert_eq!(decimal(n, &mut buf), n.to_string().as_bytes());
+        }
     }
 }
