@@ -51,11 +51,15 @@ pub struct StopPlan {
     group_masks: Vec<u64>,
     mask_words: usize,
     /// The class chains of the groups with a gated step with a prefilter bit
-    /// and a plan that is not unclassed (each once, in index order), each with
+    /// and a plan that is not unclassed (each once, in class order), each with
     /// its class and whether every such group holding it reads `XML`: the
     /// chains whose unions the mask is made from (see
     /// `Transaction::admit_phase`).
     pub class_chains: Vec<(u32, u32, bool)>,
+    /// `class_chains` by class: (class, start, end) of the run of its chains in
+    /// `class_chains`, which are in class order, so that a class without a
+    /// value is passed over with one test, not one per chain.
+    pub class_runs: Vec<(u32, u32, u32)>,
 }
 
 /// A group with gated rules in a phase.
@@ -173,6 +177,14 @@ impl StopPlan {
             .into_iter()
             .map(|((cc, class), xml)| (cc, class, xml))
             .collect();
+        plan.class_chains.sort_by_key(|&(cc, class, _)| (class, cc));
+        for (i, &(_, class, _)) in plan.class_chains.iter().enumerate() {
+            let i = i as u32;
+            match plan.class_runs.last_mut() {
+                Some(run) if run.0 == class => run.2 = i + 1,
+                _ => plan.class_runs.push((class, i, i + 1)),
+            }
+        }
         plan
     }
 
@@ -468,5 +480,6 @@ mod tests {
         // The class chains come from the group with a plan, in index order, with
         // their classes, read through XML only.
         assert_eq!(plan.class_chains, vec![(3, 0, true), (7, 2, true)]);
+        assert_eq!(plan.class_runs, vec![(0, 0, 1), (2, 1, 2)]);
     }
 }

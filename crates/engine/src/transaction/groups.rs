@@ -626,16 +626,21 @@ impl Transaction {
         let mut known = false;
         if !program.options.value_cache {
             known = true;
-            for &(cc, class, xml_only) in &plan.class_chains {
+            'classes: for &(class, start, end) in &plan.class_runs {
                 // A class without a value adds nothing (as `merge_class_chain`
-                // finds; tested here first).
-                let a = &self.work.admission;
-                if (xml && xml_only) || !crate::prefilter::has(&a.nonempty, class) {
+                // finds; tested here first, once per class).
+                if !crate::prefilter::has(&self.work.admission.nonempty, class) {
                     continue;
                 }
-                if !self.merge_class_chain(program, pf, cc) {
-                    known = false;
-                    break;
+                let chains = plan.class_chains.get(start as usize..end as usize);
+                for &(cc, _, xml_only) in chains.unwrap_or_default() {
+                    if xml && xml_only {
+                        continue;
+                    }
+                    if !self.merge_class_chain(program, pf, cc) {
+                        known = false;
+                        break 'classes;
+                    }
                 }
             }
         }
