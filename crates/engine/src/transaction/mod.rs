@@ -277,13 +277,14 @@ impl Transaction {
             serial: n + 1,
             holds_work: false,
         };
-        let mut digits = [0; 5];
+        // The ports in decimal, from a stack buffer (no allocation).
+        let mut digits = [0; 20];
         t.data.set(Var::RemoteAddr, conn.client_ip.as_bytes());
-        t.data
-            .set(Var::RemotePort, decimal(conn.client_port, &mut digits));
+        let port = phase::format_int(i64::from(conn.client_port), &mut digits);
+        t.data.set(Var::RemotePort, port);
         t.data.set(Var::ServerAddr, conn.server_ip.as_bytes());
-        t.data
-            .set(Var::ServerPort, decimal(conn.server_port, &mut digits));
+        let port = phase::format_int(i64::from(conn.server_port), &mut digits);
+        t.data.set(Var::ServerPort, port);
         t.data.set(Var::UniqueId, t.unique_id.as_bytes());
         t.data.set(Var::UseragentIp, conn.client_ip.as_bytes());
         t.data
@@ -950,19 +951,6 @@ impl Transaction {
     }
 }
 
-/// `n` in decimal, written into `buf` (a port number: no allocation).
-fn decimal(mut n: u16, buf: &mut [u8; 5]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
-}
-
 /// `%XX` decoding as ModSecurity applies to the URI (no `+` conversion; invalid
 /// sequences kept).
 pub fn uri_decode(input: &[u8]) -> Vec<u8> {
@@ -1018,13 +1006,13 @@ fn strip_scheme_host(uri: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
-    use super::decimal;
+    use super::phase::format_int;
 
     #[test]
     fn ports_are_written_in_decimal() {
-        let mut buf = [0; 5];
+        let mut buf = [0; 20];
         for n in [0u16, 7, 10, 80, 443, 8080, 10000, 65535] {
-            assert_eq!(decimal(n, &mut buf), n.to_string().as_bytes());
+            assert_eq!(format_int(i64::from(n), &mut buf), n.to_string().as_bytes());
         }
     }
 }
