@@ -9,7 +9,9 @@
 # cache's rebuilds too); the kernel is not.
 # Usage: scripts/instructions-proxy.sh [CORPUS] [on|off] [N1 N2]
 #   CORPUS: JSON Lines (default: R2 of the standard requests). Needs nginx and
-#   valgrind. PALISADE_BIN=PATH uses that binary instead of building one.
+#   valgrind. PALISADE_BIN=PATH uses that binary instead of building one;
+#   KEEP_CG=DIR copies the two callgrind outputs there (cg.N1, cg.N2), for
+#   `callgrind_annotate` or a function-by-function difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${1:-}
@@ -28,6 +30,9 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ -n "${KEEP_CG:-}" ]; then
+    mkdir -p "$KEEP_CG" && cp "$tmp"/cg.* "$KEEP_CG"/ 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -120,6 +120,36 @@ pub struct ClassPlan {
     /// The classes of single-valued variables (see [`ValueClass::scalar`]), as
     /// a bit set over class indexes.
     pub scalar: Vec<u64>,
+    /// The classes with a key (`REQUEST_HEADERS:Content-Length`) that are not
+    /// single-valued, as a bit set over class indexes: a list with values may
+    /// hold none of the key, and such a class then has no value ...
+    pub keyed_mask: Vec<u64>,
+    /// ... found per list they read (see [`KeyedList`]).
+    pub keyed_lists: Vec<KeyedList>,
+}
+
+/// The keyed classes reading one arena list, by the length of their keys: a
+/// value's key is compared only with the keys of its length.
+#[derive(Debug, Clone)]
+pub struct KeyedList {
+    /// The list.
+    pub var: Var,
+    /// (class, key), ordered by the key's length ...
+    pub keys: Vec<(u32, Vec<u8>)>,
+    /// ... those of length `n` at `starts[n]..starts[n + 1]` (none longer than
+    /// the last entry allows).
+    pub starts: Vec<u32>,
+}
+
+impl KeyedList {
+    /// The (class, key) entries whose key has `len` bytes.
+    #[inline]
+    pub fn of_len(&self, len: usize) -> &[(u32, Vec<u8>)] {
+        match (self.starts.get(len), self.starts.get(len + 1)) {
+            (Some(&a), Some(&b)) => self.keys.get(a as usize..b as usize).unwrap_or_default(),
+            _ => &[],
+        }
+    }
 }
 
 /// What a value of one arena list adds to the result cache's settle (the union of
@@ -405,15 +435,34 @@ impl ClassPlan {
             .is_some_and(|&p| p & phase_bit(phase) != 0)
     }
 
-    /// Makes [`ClassPlan::list_classes`] and [`ClassPlan::scalar`].
+    /// Makes [`ClassPlan::list_classes`], [`ClassPlan::scalar`] and the keyed
+    /// classes by list.
     fn build_list_classes(&mut self) {
         let class_words = self.classes.len().div_ceil(64);
         self.scalar = vec![0; class_words];
         self.list_classes.clear();
+        self.keyed_mask = vec![0; class_words];
+        self.keyed_lists.clear();
         for (i, class) in self.classes.iter().enumerate() {
             let bit = 1u64 << (i % 64);
             if class.scalar {
                 self.scalar[i / 64] |= bit;
+            } else if let Some(key) = &class.key {
+                self.keyed_mask[i / 64] |= bit;
+                for &l in &class.lists {
+                    let at = match self.keyed_lists.iter().position(|k| k.var == l) {
+                        Some(at) => at,
+                        None => {
+                            self.keyed_lists.push(KeyedList {
+                                var: l,
+                                keys: Vec::new(),
+                                starts: Vec::new(),
+                            });
+                            self.keyed_lists.len() - 1
+                        }
+                    };
+                    self.keyed_lists[at].keys.push((i as u32, key.clone()));
+                }
             }
             for &l in &class.lists {
                 let at = match self.list_classes.iter().position(|(v, _)| *v == l) {
@@ -425,6 +474,13 @@ impl ClassPlan {
                 };
                 self.list_classes[at].1[i / 64] |= bit;
             }
+        }
+        for kl in &mut self.keyed_lists {
+            kl.keys.sort_by_key(|(_, k)| k.len());
+            let longest = kl.keys.last().map_or(0, |(_, k)| k.len());
+            kl.starts = (0..=longest + 1)
+                .map(|n| kl.keys.partition_point(|(_, k)| k.len() < n) as u32)
+                .collect();
         }
     }
 

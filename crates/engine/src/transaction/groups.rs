@@ -69,6 +69,14 @@ pub(crate) struct Admission {
     list_parts: Vec<Option<u64>>,
     /// The union of the lists' `uncached` classes over those parts.
     list_uncached: Vec<u64>,
+    /// Per list of [`crate::classes::ClassPlan::keyed_lists`]: the version its
+    /// part below was found for (`None`: not in this transaction) ...
+    keyed_versions: Vec<Option<u64>>,
+    /// ... and the keyed classes reading it whose key one of its values has
+    /// (bits by class index).
+    keyed_held: Vec<Vec<u64>>,
+    /// The keyed classes no list holds a value of: taken out of `nonempty`.
+    keyed_empty: Vec<u64>,
 }
 
 impl Admission {
@@ -76,6 +84,7 @@ impl Admission {
     pub(crate) fn forget(&mut self) {
         self.generation = None;
         self.list_parts.clear();
+        self.keyed_versions.clear();
     }
 
     /// The epoch (bumped with each data generation it is made for).
@@ -131,7 +140,13 @@ impl Admission {
             + self.groups.capacity() * 16
             + (self.nonempty.capacity() + self.unknown.capacity()) * 8
             + self.list_parts.capacity() * 16
-            + self.list_uncached.capacity() * 8
+            + (self.list_uncached.capacity() + self.keyed_empty.capacity()) * 8
+            + self.keyed_versions.capacity() * 16
+            + self
+                .keyed_held
+                .iter()
+                .map(|h| 24 + h.capacity() * 8)
+                .sum::<usize>()
     }
 }
 
@@ -417,8 +432,67 @@ impl Transaction {
                 or_into(&mut a.nonempty, classes);
             }
         }
+        // (Not with the result cache: its settle finds the classes of a list's
+        // values with their keys, and a group of classes without a value is
+        // covered.)
+        if !program.options.value_cache && !plan.keyed_lists.is_empty() {
+            self.keyed_nonempty(program);
+        }
+        let a = &mut self.work.admission;
         for ((u, n), s) in a.unknown.iter_mut().zip(&a.nonempty).zip(&plan.scalar) {
             *u = s & !n;
+        }
+    }
+
+    /// Takes the keyed classes without a value (see
+    /// [`crate::classes::ClassPlan::keyed_mask`]) out of the admission's
+    /// `nonempty`: a keyed class has a value when a value of its lists has the
+    /// key, found per list when it changed (the request headers once), from one
+    /// pass over its values.
+    #[inline(never)]
+    fn keyed_nonempty(&mut self, program: &crate::Program) {
+        let plan = &program.classes;
+        let words = plan.classes.len().div_ceil(64);
+        let a = &mut self.work.admission;
+        if a.keyed_versions.len() != plan.keyed_lists.len() {
+            a.keyed_versions.clear();
+            a.keyed_versions.resize(plan.keyed_lists.len(), None);
+            a.keyed_held.resize_with(plan.keyed_lists.len(), Vec::new);
+        }
+        let mut changed = false;
+        for (li, kl) in plan.keyed_lists.iter().enumerate() {
+            let version = Some(self.data.version(kl.var));
+            if a.keyed_versions[li] == version {
+                continue;
+            }
+            a.keyed_versions[li] = version;
+            changed = true;
+            let held = &mut a.keyed_held[li];
+            held.clear();
+            held.resize(words, 0);
+            for &s in self.data.slots(kl.var) {
+                let key = &self.data.entry(s).key;
+                for (c, k) in kl.of_len(key.len()) {
+                    // (The first byte first: most keys of a length differ
+                    // there.)
+                    let first = |b: &[u8]| b.first().map(u8::to_ascii_lowercase);
+                    if first(key) == first(k) && key.eq_ignore_ascii_case(k) {
+                        held[*c as usize / 64] |= 1 << (c % 64);
+                    }
+                }
+            }
+        }
+        if changed {
+            a.keyed_empty.clear();
+            a.keyed_empty.extend_from_slice(&plan.keyed_mask);
+            for held in &a.keyed_held {
+                for (e, h) in a.keyed_empty.iter_mut().zip(held) {
+                    *e &= !h;
+                }
+            }
+        }
+        for (n, e) in a.nonempty.iter_mut().zip(&a.keyed_empty) {
+            *n &= !e;
         }
     }
 
@@ -773,5 +847,67 @@ mod tests {
             (false, Src::Slot(9)),
         ];
         assert_eq!(got, want);
+    }
+}
+
+#[cfg(test)]
+mod keyed_tests {
+    use std::sync::Arc;
+
+    use crate::{Connection, Options, Program, Transaction};
+
+    /// Rule 1 reads one header, rule 2 one argument (of the query string and
+    /// the body), rule 3 every header.
+    const RULES: &str = "SecRuleEngine On\n\
+SecRule REQUEST_HEADERS:X-Probe \"@rx probe\" \"id:1,phase:1,deny,status:403\"\n\
+SecRule ARGS:foo \"@rx evil\" \"id:2,phase:1,deny,status:403\"\n\
+SecRule REQUEST_HEADERS \"@rx wicked\" \"id:3,phase:1,deny,status:403\"\n";
+
+    /// Per rule 1, 2, 3: whether the admission finds a value in its class
+    /// (without the result cache), and the request's status.
+    fn held(options: &str, uri: &str, headers: &[(&str, &str)]) -> (Vec<bool>, u16) {
+        let options = Options::parse(options).unwrap_or_else(|e| panic!("{e}"));
+        let program =
+            Program::from_str_with("k.conf", RULES, &options).unwrap_or_else(|e| panic!("{e}"));
+        let mut tx = Transaction::new(Arc::clone(&program), &Connection::default());
+        tx.process_uri(uri, "GET", "1.1");
+        for (k, v) in headers {
+            tx.add_request_header(k.as_bytes(), v.as_bytes());
+        }
+        let status = tx.process_request_headers().map_or(200, |i| i.status());
+        let pf = program.prefilter.as_ref().unwrap_or_else(|| panic!("prefilter"));
+        tx.hold_work();
+        tx.refresh_admission(&program, pf);
+        let held = [1, 2, 3].map(|id| {
+            let group = program
+                .rules
+                .iter()
+                .find(|r| r.id == id)
+                .and_then(|r| r.prefilter_group)
+                .unwrap_or_else(|| panic!("rule {id} has no group"));
+            let class = program.classes.groups[group as usize].classes[0];
+            crate::prefilter::has(&tx.work.admission.nonempty, class)
+        });
+        (held.to_vec(), status)
+    }
+
+    #[test]
+    fn a_keyed_class_has_a_value_only_when_a_value_has_its_key() {
+        let options = "prune,memo,prefilter";
+        // No X-Probe header, no argument foo (another one).
+        assert_eq!(
+            held(options, "/?bar=1", &[("Host", "h"), ("X-Prob", "probe")]),
+            (vec![false, false, true], 200)
+        );
+        // The keys in another case: the classes hold them, and the rules
+        // match them.
+        assert_eq!(
+            held(options, "/?FOO=1", &[("Host", "h"), ("x-PROBE", "probe")]),
+            (vec![true, true, true], 403)
+        );
+        assert_eq!(
+            held(options, "/?foo=evil", &[("Host", "h")]),
+            (vec![false, true, true], 403)
+        );
     }
 }
