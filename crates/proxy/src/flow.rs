@@ -175,6 +175,46 @@ pub struct ConnInfo {
     pub local: SocketAddr,
     /// Whether the connection is TLS.
     pub tls: bool,
+    /// The peer's address as text (REMOTE_ADDR, X-Forwarded-For) ...
+    pub peer_ip: IpText,
+    /// ... and ours (SERVER_ADDR), written once per connection.
+    pub local_ip: IpText,
+}
+
+/// An IP address as text, in place (the longest, an IPv6 address with an
+/// embedded IPv4 one, has 45 bytes).
+#[derive(Clone, Copy)]
+pub struct IpText {
+    buf: [u8; 48],
+    len: u8,
+}
+
+impl IpText {
+    /// `ip` written as `Display` writes it.
+    pub fn new(ip: IpAddr) -> IpText {
+        use std::io::Write as _;
+        let mut t = IpText {
+            buf: [0; 48],
+            len: 0,
+        };
+        let mut w = &mut t.buf[..];
+        if write!(w, "{ip}").is_ok() {
+            let left = w.len();
+            t.len = (48 - left) as u8;
+        }
+        t
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for IpText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 const HOP_BY_HOP: [HeaderName; 8] = [
@@ -534,9 +574,13 @@ pub async fn handle(
             let mut t = Transaction::new(
                 p.clone(),
                 &Connection {
-                    client_ip: ip.to_string(),
+                    client_ip: if ip == conn.peer.ip() {
+                        conn.peer_ip.as_str().to_string()
+                    } else {
+                        ip.to_string()
+                    },
                     client_port: conn.peer.port(),
-                    server_ip: conn.local.ip().to_string(),
+                    server_ip: conn.local_ip.as_str().to_string(),
                     server_port: conn.local.port(),
                 },
             );
@@ -717,7 +761,7 @@ pub async fn handle(
         line(b"host", host.as_bytes());
     }
     if rt.x_forwarded {
-        let peer = conn.peer.ip().to_string();
+        let peer = conn.peer_ip.as_str();
         match prior_xff {
             Some(p) => {
                 let mut v = p.to_vec();
@@ -913,6 +957,22 @@ pub async fn handle(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_are_written_as_display_writes_them() {
+        for ip in [
+            "127.0.0.1",
+            "255.255.255.255",
+            "::1",
+            "2001:db8::8a2e:370:7334",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+            "::ffff:255.255.255.255",
+            "1111:2222:3333:4444:5555:6666:255.255.255.255",
+        ] {
+            let ip: IpAddr = ip.parse().expect("address");
+            assert_eq!(IpText::new(ip).as_str(), ip.to_string());
+        }
+    }
 
     fn head(target: &str, host: Option<&str>) -> RequestHead {
         let mut headers = HeaderMap::new();

@@ -692,7 +692,13 @@ where
 
 /// Connection facts for a new HTTP/1 or HTTP/2 connection.
 pub fn conn_info(peer: SocketAddr, local: SocketAddr, tls: bool) -> ConnInfo {
-    ConnInfo { peer, local, tls }
+    ConnInfo {
+        peer,
+        local,
+        tls,
+        peer_ip: crate::flow::IpText::new(peer.ip()),
+        local_ip: crate::flow::IpText::new(local.ip()),
+    }
 }
 
 #[cfg(test)]

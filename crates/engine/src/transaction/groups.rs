@@ -875,7 +875,10 @@ SecRule REQUEST_HEADERS \"@rx wicked\" \"id:3,phase:1,deny,status:403\"\n";
             tx.add_request_header(k.as_bytes(), v.as_bytes());
         }
         let status = tx.process_request_headers().map_or(200, |i| i.status());
-        let pf = program.prefilter.as_ref().unwrap_or_else(|| panic!("prefilter"));
+        let pf = program
+            .prefilter
+            .as_ref()
+            .unwrap_or_else(|| panic!("prefilter"));
         tx.hold_work();
         tx.refresh_admission(&program, pf);
         let held = [1, 2, 3].map(|id| {
