@@ -152,6 +152,18 @@ impl KeyedList {
     }
 }
 
+/// The index of the first entry of `v` that `found` picks, after pushing
+/// `make()` when there is none.
+fn index_or_push<T>(v: &mut Vec<T>, found: impl Fn(&T) -> bool, make: impl FnOnce() -> T) -> usize {
+    match v.iter().position(found) {
+        Some(at) => at,
+        None => {
+            v.push(make());
+            v.len() - 1
+        }
+    }
+}
+
 /// What a value of one arena list adds to the result cache's settle (the union of
 /// every class's maybe set): the pure classes holding it, so that each cached
 /// value is visited once whatever number of classes read it. A class's maybe set
@@ -450,28 +462,24 @@ impl ClassPlan {
             } else if let Some(key) = &class.key {
                 self.keyed_mask[i / 64] |= bit;
                 for &l in &class.lists {
-                    let at = match self.keyed_lists.iter().position(|k| k.var == l) {
-                        Some(at) => at,
-                        None => {
-                            self.keyed_lists.push(KeyedList {
-                                var: l,
-                                keys: Vec::new(),
-                                starts: Vec::new(),
-                            });
-                            self.keyed_lists.len() - 1
-                        }
-                    };
+                    let at = index_or_push(
+                        &mut self.keyed_lists,
+                        |k| k.var == l,
+                        || KeyedList {
+                            var: l,
+                            keys: Vec::new(),
+                            starts: Vec::new(),
+                        },
+                    );
                     self.keyed_lists[at].keys.push((i as u32, key.clone()));
                 }
             }
             for &l in &class.lists {
-                let at = match self.list_classes.iter().position(|(v, _)| *v == l) {
-                    Some(at) => at,
-                    None => {
-                        self.list_classes.push((l, vec![0; class_words]));
-                        self.list_classes.len() - 1
-                    }
-                };
+                let at = index_or_push(
+                    &mut self.list_classes,
+                    |(v, _)| *v == l,
+                    || (l, vec![0; class_words]),
+                );
                 self.list_classes[at].1[i / 64] |= bit;
             }
         }
