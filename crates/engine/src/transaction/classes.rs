@@ -16,6 +16,7 @@
 
 use super::data::Data;
 use super::memo::TransformMemo;
+use super::tracked::HeapBytes;
 use super::Transaction;
 use crate::prefilter::or_into;
 use crate::prefilter::Prefilter;
@@ -91,10 +92,11 @@ impl ListMaybe {
     pub(crate) fn forget(&mut self) {
         self.version = None;
     }
+}
 
-    /// Bytes held (for the pool's size bound).
-    pub(crate) fn capacity_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + (self.rules.capacity() + self.uncached.capacity()) * 8
+impl HeapBytes for ListMaybe {
+    fn heap_bytes(&self) -> usize {
+        (self.rules.capacity() + self.uncached.capacity()) * 8
     }
 }
 
@@ -104,11 +106,11 @@ impl ClassUnion {
         self.version = None;
         self.checked_at = None;
     }
+}
 
-    /// Bytes held (for the pool's size bound).
-    pub(crate) fn capacity_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + (self.bits.capacity() + self.scans.capacity() + 2 * self.admitted.capacity()) * 8
+impl HeapBytes for ClassUnion {
+    fn heap_bytes(&self) -> usize {
+        (self.bits.capacity() + self.scans.capacity() + 2 * self.admitted.capacity()) * 8
     }
 }
 
@@ -117,11 +119,11 @@ impl ClassValues {
     pub(crate) fn forget(&mut self) {
         self.version = None;
     }
+}
 
-    /// Bytes held (for the pool's size bound).
-    pub(crate) fn capacity_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.values.capacity() * std::mem::size_of::<(u32, u32)>()
+impl HeapBytes for ClassValues {
+    fn heap_bytes(&self) -> usize {
+        self.values.capacity() * std::mem::size_of::<(u32, u32)>()
             + self.bytes_of.capacity() * std::mem::size_of::<ByteMask>()
             + self.raw.capacity() * 8
     }
@@ -154,15 +156,11 @@ impl Transaction {
     /// `version`: its lists' version.
     fn class_values(&mut self, program: &crate::Program, pf: &Prefilter, class: u32, version: u64) {
         let i = class as usize;
-        if self.work.class_values.len() <= i {
-            self.work
-                .class_values
-                .resize_with(i + 1, ClassValues::default);
-        }
         let clears = self.work.memo.clears();
-        let cv = &self.work.class_values[i];
-        if cv.version == Some(version) && cv.memo_clears == clears {
-            return;
+        if let Some(cv) = self.work.class_values.get(i) {
+            if cv.version == Some(version) && cv.memo_clears == clears {
+                return;
+            }
         }
         let plan = &program.classes;
         let c = &plan.classes[i];
@@ -171,7 +169,7 @@ impl Transaction {
         let words = pf.scan_words();
         let work = &mut self.work;
         let data = &mut self.data;
-        let cv = &mut work.class_values[i];
+        let mut cv = work.class_values.edit(i);
         cv.version = Some(version);
         cv.memo_clears = clears;
         cv.values.clear();
@@ -223,39 +221,47 @@ impl Transaction {
     /// Makes class chain `cc`'s union for the current values (unless made).
     pub(crate) fn class_union(&mut self, program: &crate::Program, pf: &Prefilter, cc: u32) {
         let i = cc as usize;
-        if self.work.class_unions.len() <= i {
-            self.work
-                .class_unions
-                .resize_with(i + 1, ClassUnion::default);
-        }
         let generation = self.data.generation();
-        if self.work.class_unions[i].checked_at == Some(generation) {
-            return;
+        let made = self
+            .work
+            .class_unions
+            .get(i)
+            .map(|u| (u.checked_at, u.version));
+        if let Some((Some(checked_at), _)) = made {
+            if checked_at == generation {
+                return;
+            }
         }
         let plan = &program.classes;
         let ch = plan.class_chains[i];
         let version = self.class_version(program, ch.class);
-        if self.work.class_unions[i].version == Some(version) {
-            self.work.class_unions[i].checked_at = Some(generation);
-            return;
+        if let Some((_, Some(v))) = made {
+            if v == version {
+                self.work
+                    .class_unions
+                    .set_flags(i, |u| u.checked_at = Some(generation));
+                return;
+            }
         }
         let class = &plan.classes[ch.class as usize];
         if class.lists.iter().all(|&l| self.data.slots(l).is_empty()) {
             // No value (an unset single-valued variable yields one empty value,
             // which is not in the arena).
-            let u = &mut self.work.class_unions[i];
-            u.version = Some(version);
-            u.checked_at = Some(generation);
-            u.unknown = class.scalar;
-            u.empty = true;
-            u.scans.clear();
+            self.work.class_unions.set_flags(i, |u| {
+                u.version = Some(version);
+                u.checked_at = Some(generation);
+                u.unknown = class.scalar;
+                u.empty = true;
+                u.scans.clear();
+            });
             return;
         }
         self.class_values(program, pf, ch.class, version);
         // Disjoint parts of the work set: no value or union is moved out and back.
         let work = &mut self.work;
         let cv = &work.class_values[ch.class as usize];
-        let u = &mut work.class_unions[i];
+        let mut edit = work.class_unions.edit(i);
+        let u = &mut *edit;
         u.version = Some(version);
         u.checked_at = Some(generation);
         u.unknown = false;
@@ -296,27 +302,23 @@ impl Transaction {
         let Some(lp) = plan.lists.get(li) else {
             return;
         };
-        if self.work.list_maybes.len() <= li {
-            self.work
-                .list_maybes
-                .resize_with(li + 1, ListMaybe::default);
-        }
         let version = self.data.version(lp.var);
-        if self.work.list_maybes[li].version == Some(version) {
+        if self.work.list_maybes.get(li).map(|m| m.version) == Some(Some(version)) {
             return;
         }
-        let mut m = std::mem::take(&mut self.work.list_maybes[li]);
+        let data = &mut self.data;
+        let mut m = self.work.list_maybes.edit(li);
         m.version = Some(version);
         m.rules.clear();
         m.empty = true;
         m.uncached.clear();
         m.uncached.resize(plan.classes.len().div_ceil(64), 0);
-        for k in 0..self.data.slots(lp.var).len() {
-            let slot = self.data.slots(lp.var)[k];
+        for k in 0..data.slots(lp.var).len() {
+            let slot = data.slots(lp.var)[k];
             let keyed = if lp.keyed.is_empty() {
                 None
             } else {
-                let key = &self.data.entry(slot).key;
+                let key = &data.entry(slot).key;
                 lp.keyed.iter().find(|kp| key.eq_ignore_ascii_case(&kp.key))
             };
             let (classes, rules) = match keyed {
@@ -325,7 +327,7 @@ impl Transaction {
                 // No pure class holds the value.
                 None => continue,
             };
-            match self.data.cached(slot, &program.caches) {
+            match data.cached(slot, &program.caches) {
                 Some(e) => {
                     if m.empty {
                         m.empty = false;
@@ -336,7 +338,6 @@ impl Transaction {
                 None => or_into(&mut m.uncached, classes),
             }
         }
-        self.work.list_maybes[li] = m;
     }
 }
 

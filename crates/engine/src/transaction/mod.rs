@@ -24,6 +24,7 @@ mod pool;
 mod resolve;
 mod stops;
 mod targets;
+mod tracked;
 
 pub(crate) use resolve::{is_scalar, is_stored};
 pub(crate) use targets::request_data_only;

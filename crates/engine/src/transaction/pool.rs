@@ -26,6 +26,7 @@ use super::data::{Data, Scratch};
 use super::groups::Admission;
 use super::memo::TransformMemo;
 use super::resolve::Candidate;
+use super::tracked::Tracked;
 
 /// Most sets of each kind kept per thread.
 const POOL_MAX: usize = 256;
@@ -68,10 +69,12 @@ pub(crate) struct WorkSet {
     /// A TX value a lean rule tests (see `lean.rs`).
     pub lean_buf: Vec<u8>,
     pub bits_buf: Vec<u64>,
-    pub target_sets: Vec<super::targets::TargetSetCache>,
-    pub class_unions: Vec<super::classes::ClassUnion>,
-    pub class_values: Vec<super::classes::ClassValues>,
-    pub list_maybes: Vec<super::classes::ListMaybe>,
+    /// The per-list and per-class caches: their bytes are kept as they change
+    /// (see [`Tracked`]), not measured at the end.
+    pub target_sets: Tracked<super::targets::TargetSetCache>,
+    pub class_unions: Tracked<super::classes::ClassUnion>,
+    pub class_values: Tracked<super::classes::ClassValues>,
+    pub list_maybes: Tracked<super::classes::ListMaybe>,
     pub lent_buf: Vec<(u32, u32)>,
     /// The candidates a rule's prefilter test keeps (see `eval_candidates`).
     pub kept: Vec<Candidate>,
@@ -88,18 +91,14 @@ impl WorkSet {
         self.tbuf.clear();
         self.admission.forget();
         self.stops.forget();
-        for t in &mut self.target_sets {
-            t.forget();
-        }
-        for u in &mut self.class_unions {
-            u.forget();
-        }
-        for v in &mut self.class_values {
-            v.forget();
-        }
-        for m in &mut self.list_maybes {
-            m.forget();
-        }
+        self.target_sets
+            .set_flags_all(super::targets::TargetSetCache::forget);
+        self.class_unions
+            .set_flags_all(super::classes::ClassUnion::forget);
+        self.class_values
+            .set_flags_all(super::classes::ClassValues::forget);
+        self.list_maybes
+            .set_flags_all(super::classes::ListMaybe::forget);
         self.lent_buf.clear();
         self.kept.clear();
         self.setvar_buf.clear();
@@ -108,8 +107,27 @@ impl WorkSet {
         self.owner = 0;
     }
 
-    /// Bytes held, by capacity, other than the memo's.
+    /// Bytes held, by capacity, other than the memo's: the tracked lists' as
+    /// kept, the other buffers' measured.
     fn other_bytes(&self) -> usize {
+        self.fixed_bytes()
+            + self.target_sets.bytes()
+            + self.class_unions.bytes()
+            + self.class_values.bytes()
+            + self.list_maybes.bytes()
+    }
+
+    /// Whether the tracked lists' kept bytes are what they hold (for the debug
+    /// check in [`give_work`]).
+    fn tracked_bytes_hold(&self) -> bool {
+        self.target_sets.bytes() == self.target_sets.measure()
+            && self.class_unions.bytes() == self.class_unions.measure()
+            && self.class_values.bytes() == self.class_values.measure()
+            && self.list_maybes.bytes() == self.list_maybes.measure()
+    }
+
+    /// Bytes held by the buffers other than the memo and the tracked lists.
+    fn fixed_bytes(&self) -> usize {
         (self.cands.capacity() + self.kept.capacity()) * std::mem::size_of::<Candidate>()
             + self.scratch.capacity_bytes()
             + self.vbuf.capacity()
@@ -120,26 +138,6 @@ impl WorkSet {
             + self.bits_buf.capacity() * 8
             + self.admission.capacity_bytes()
             + self.stops.capacity_bytes()
-            + self
-                .target_sets
-                .iter()
-                .map(super::targets::TargetSetCache::capacity_bytes)
-                .sum::<usize>()
-            + self
-                .class_unions
-                .iter()
-                .map(super::classes::ClassUnion::capacity_bytes)
-                .sum::<usize>()
-            + self
-                .class_values
-                .iter()
-                .map(super::classes::ClassValues::capacity_bytes)
-                .sum::<usize>()
-            + self
-                .list_maybes
-                .iter()
-                .map(super::classes::ListMaybe::capacity_bytes)
-                .sum::<usize>()
             + self.lent_buf.capacity() * 8
     }
 }
@@ -234,8 +232,9 @@ pub(crate) fn take_work(owner: u64) -> WorkSet {
 /// unless the pool is full or the set is too large to keep.
 ///
 /// `last` says that its owner is done with it (the transaction ended): the set is
-/// measured then, and only then (a pass over every list it holds), so between two
-/// phases of one transaction it counts at its size when its last owner ended.
+/// measured then, and only then (its per-list caches as [`Tracked`] kept their
+/// bytes, the other buffers one by one), so between two phases of one
+/// transaction it counts at its size when its last owner ended.
 /// What the sets of the transactions in flight grew by since is bounded by those
 /// transactions, as when each held its set from start to end.
 pub(crate) fn give_work(mut w: WorkSet, last: bool) {
@@ -255,6 +254,7 @@ pub(crate) fn give_work(mut w: WorkSet, last: bool) {
                 *b = Vec::new();
             }
         }
+        debug_assert!(w.tracked_bytes_hold(), "a work set's kept size is wrong");
         w.bytes = memo + w.other_bytes();
     }
     let bytes = w.bytes;

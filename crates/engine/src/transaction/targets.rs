@@ -65,11 +65,11 @@ impl TargetSetCache {
         self.checked_at = None;
         self.ctl_key = None;
     }
+}
 
-    /// Bytes held (for the pool's size bound).
-    pub(crate) fn capacity_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + (self.cands.capacity() + self.ctl_cands.capacity()) * std::mem::size_of::<Candidate>()
+impl super::tracked::HeapBytes for TargetSetCache {
+    fn heap_bytes(&self) -> usize {
+        (self.cands.capacity() + self.ctl_cands.capacity()) * std::mem::size_of::<Candidate>()
             + (self.excluded.capacity() + self.ctl_excluded.capacity()) * 4
     }
 }
@@ -115,50 +115,50 @@ impl Transaction {
         v
     }
 
-    /// The rule's target-set cache entry, made for the current values.
-    fn target_set_entry(&mut self, rule: &Rule, ts: u32) -> &mut TargetSetCache {
+    /// Makes the rule's target-set cache entry `ts` for the current values
+    /// (unless made).
+    fn make_target_set(&mut self, rule: &Rule, ts: u32) {
         let i = ts as usize;
-        if self.work.target_sets.len() <= i {
-            self.work
-                .target_sets
-                .resize_with(i + 1, TargetSetCache::default);
-        }
         let now = self.data.generation();
-        let entry = &self.work.target_sets[i];
-        if entry.checked_at == Some(now) && entry.generation.is_some() {
-            return &mut self.work.target_sets[i];
+        if let Some(entry) = self.work.target_sets.get(i) {
+            if entry.checked_at == Some(now) && entry.generation.is_some() {
+                return;
+            }
         }
         let generation = self.targets_version(rule);
-        self.work.target_sets[i].checked_at = Some(now);
-        if self.work.target_sets[i].generation != Some(generation) {
-            let mut cands = std::mem::take(&mut self.work.target_sets[i].cands);
-            cands.clear();
-            let mut scratch = Scratch::default();
-            for spec in &rule.targets {
-                self.collect(spec, rule, &mut scratch, &mut cands);
-            }
-            let usable = cands.iter().all(|c| matches!(c.src, Src::Slot(_)));
-            let mut excluded = std::mem::take(&mut self.work.target_sets[i].excluded);
-            excluded.clear();
-            if usable && !rule.exclusions.is_empty() {
-                // Every rule of the set has these exclusions (they are part of its
-                // key): applied once here.
-                cands.retain(|c| {
-                    let key = &self.entry_of(c, &[]).key;
-                    let out = rule.exclusions.iter().any(|e| e.excludes(c.var, key));
-                    if let (true, Src::Slot(slot)) = (out, c.src) {
-                        excluded.push(slot);
-                    }
-                    !out
-                });
-            }
-            let entry = &mut self.work.target_sets[i];
-            entry.excluded = excluded;
-            entry.usable = usable;
-            entry.generation = Some(generation);
-            entry.cands = cands;
+        let current = self.work.target_sets.set_flags(i, |e| {
+            e.checked_at = Some(now);
+            e.generation == Some(generation)
+        });
+        if current {
+            return;
         }
-        &mut self.work.target_sets[i]
+        let mut cands = std::mem::take(&mut self.work.target_sets.edit(i).cands);
+        cands.clear();
+        let mut scratch = Scratch::default();
+        for spec in &rule.targets {
+            self.collect(spec, rule, &mut scratch, &mut cands);
+        }
+        let usable = cands.iter().all(|c| matches!(c.src, Src::Slot(_)));
+        let mut excluded = std::mem::take(&mut self.work.target_sets.edit(i).excluded);
+        excluded.clear();
+        if usable && !rule.exclusions.is_empty() {
+            // Every rule of the set has these exclusions (they are part of its
+            // key): applied once here.
+            cands.retain(|c| {
+                let key = &self.entry_of(c, &[]).key;
+                let out = rule.exclusions.iter().any(|e| e.excludes(c.var, key));
+                if let (true, Src::Slot(slot)) = (out, c.src) {
+                    excluded.push(slot);
+                }
+                !out
+            });
+        }
+        let mut entry = self.work.target_sets.edit(i);
+        entry.excluded = excluded;
+        entry.usable = usable;
+        entry.generation = Some(generation);
+        entry.cands = cands;
     }
 
     /// Appends the values `rule`'s targets select, less those its own exclusions
@@ -168,7 +168,8 @@ impl Transaction {
         let Some(ts) = rule.target_set else {
             return false;
         };
-        let entry = self.target_set_entry(rule, ts);
+        self.make_target_set(rule, ts);
+        let entry = &self.work.target_sets[ts as usize];
         if entry.usable {
             out.extend_from_slice(&entry.cands);
         }
@@ -220,12 +221,14 @@ impl Transaction {
         removals: CtlRemovals,
     ) -> Option<LentTargets> {
         let ts = rule.target_set?;
-        let entry = self.target_set_entry(rule, ts);
-        if !entry.usable {
+        self.make_target_set(rule, ts);
+        let i = ts as usize;
+        if !self.work.target_sets[i].usable {
             return None;
         }
         let (entries, applicable) = match removals {
             CtlRemovals::None => {
+                let entry = self.work.target_sets.lending(i)?;
                 let generation = entry.generation.take()?;
                 return Some(LentTargets {
                     set: ts,
@@ -240,17 +243,20 @@ impl Transaction {
             } => (entries, applicable),
             CtlRemovals::Other => return None,
         };
+        let entry = &self.work.target_sets[i];
         let key = CtlKey {
             generation: entry.generation?,
             entries,
             applicable,
         };
         if entry.ctl_key != Some(key) {
-            let cands = std::mem::take(&mut entry.cands);
-            let mut kept = std::mem::take(&mut entry.ctl_cands);
-            let mut excluded = std::mem::take(&mut entry.ctl_excluded);
+            let mut edit = self.work.target_sets.edit(i);
+            let cands = std::mem::take(&mut edit.cands);
+            let mut kept = std::mem::take(&mut edit.ctl_cands);
+            let mut excluded = std::mem::take(&mut edit.ctl_excluded);
             kept.clear();
-            excluded.clone_from(&entry.excluded);
+            excluded.clone_from(&edit.excluded);
+            drop(edit);
             // A removal names one variable: values of the others are kept
             // without looking at their keys.
             let named = self.removal_vars(applicable);
@@ -265,12 +271,12 @@ impl Transaction {
                 }
                 kept.push(c);
             }
-            let entry = &mut self.work.target_sets[ts as usize];
+            let mut entry = self.work.target_sets.edit(i);
             entry.cands = cands;
             entry.ctl_cands = kept;
             entry.ctl_excluded = excluded;
         }
-        let entry = &mut self.work.target_sets[ts as usize];
+        let entry = self.work.target_sets.lending(i)?;
         entry.ctl_key = None;
         Some(LentTargets {
             set: ts,
@@ -309,26 +315,37 @@ impl Transaction {
     /// Returns a list [`Transaction::take_targets`] lent (unless it was made
     /// again meanwhile).
     pub(crate) fn give_targets(&mut self, lent: LentTargets) {
-        let Some(entry) = self.work.target_sets.get_mut(lent.set as usize) else {
+        let sets = &mut self.work.target_sets;
+        let Some(entry) = sets.lending(lent.set as usize) else {
             return;
         };
-        match lent.kind {
-            Lent::All(generation) => {
-                if entry.generation.is_none() {
-                    entry.generation = Some(generation);
-                    entry.cands = lent.cands;
-                    entry.excluded = lent.excluded;
-                }
+        let (cands, excluded) = match lent.kind {
+            Lent::All(generation) if entry.generation.is_none() => {
+                entry.generation = Some(generation);
+                (&mut entry.cands, &mut entry.excluded)
             }
-            Lent::LessCtl(key) => {
-                if entry.ctl_key.is_none() {
-                    entry.ctl_key = Some(key);
-                    entry.ctl_cands = lent.cands;
-                    entry.ctl_excluded = lent.excluded;
-                }
+            Lent::LessCtl(key) if entry.ctl_key.is_none() => {
+                entry.ctl_key = Some(key);
+                (&mut entry.ctl_cands, &mut entry.ctl_excluded)
             }
-        }
+            // Made again meanwhile: the lent list is given up.
+            _ => {
+                sets.lent_dropped(lent_bytes(&lent.cands, &lent.excluded));
+                return;
+            }
+        };
+        // (What it replaces is empty: it was taken out.)
+        let replaced = (
+            std::mem::replace(cands, lent.cands),
+            std::mem::replace(excluded, lent.excluded),
+        );
+        sets.lent_dropped(lent_bytes(&replaced.0, &replaced.1));
     }
+}
+
+/// The bytes a lent list's buffers hold (as [`TargetSetCache`] counts them).
+fn lent_bytes(cands: &Vec<Candidate>, excluded: &Vec<u32>) -> usize {
+    cands.capacity() * std::mem::size_of::<Candidate>() + excluded.capacity() * 4
 }
 
 /// Which of an entry's lists was lent.
