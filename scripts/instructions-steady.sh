@@ -9,7 +9,10 @@
 #   The result cache's table is rebuilt on the benchmark thread
 #   (--synchronous-cache), so its contents, and the counts, do not depend on
 #   thread scheduling; its rebuilds are counted with the requests.
-# PALISADE_BIN=PATH uses that binary instead of building one.
+# PALISADE_BIN=PATH uses that binary instead of building one. WHOLE=1 counts each
+# whole transaction (`run_one_profiled`: its creation and drop too, where the
+# buffers go back to the pool), as a proxy pays for it; by default only the
+# phases are counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 opts=${1:-all}
@@ -21,11 +24,15 @@ if [ -z "$bin" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+if [ "${WHOLE:-0}" = 1 ]; then
+  toggles=("--toggle-collect=bench::engine_bench::run_one_profiled")
+else
+  toggles=("--toggle-collect=bench::engine_bench::drive_request"
+    "--toggle-collect=bench::engine_bench::drive_response")
+fi
 # refs FILE ITERATIONS: instructions inside the engine bench's replay loop.
 refs() {
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" \
-    "--toggle-collect=bench::engine_bench::drive_request" \
-    "--toggle-collect=bench::engine_bench::drive_response" \
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" "${toggles[@]}" \
     "$bin" bench engine --crs ../shared/crs --corpus "$1" --optimizations "$opts" \
     --synchronous-cache --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
 }

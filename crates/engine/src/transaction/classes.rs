@@ -87,37 +87,15 @@ pub(crate) struct ListMaybe {
     pub(crate) uncached: Vec<u64>,
 }
 
-impl ListMaybe {
-    /// Marks it as not made (keeping its buffers).
-    pub(crate) fn forget(&mut self) {
-        self.version = None;
-    }
-}
-
 impl HeapBytes for ListMaybe {
     fn heap_bytes(&self) -> usize {
         (self.rules.capacity() + self.uncached.capacity()) * 8
     }
 }
 
-impl ClassUnion {
-    /// Marks it as not made (keeping its buffers).
-    pub(crate) fn forget(&mut self) {
-        self.version = None;
-        self.checked_at = None;
-    }
-}
-
 impl HeapBytes for ClassUnion {
     fn heap_bytes(&self) -> usize {
         (self.bits.capacity() + self.scans.capacity() + 2 * self.admitted.capacity()) * 8
-    }
-}
-
-impl ClassValues {
-    /// Marks it as not made (keeping its buffers).
-    pub(crate) fn forget(&mut self) {
-        self.version = None;
     }
 }
 

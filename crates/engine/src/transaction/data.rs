@@ -3,8 +3,28 @@
 //! transformation memo: a value is transformed at most once per chain, whatever the
 //! number of rules that inspect it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::value_cache::{ResultCache, Snapshot, ValueEntry};
 use crate::variable::Var;
+
+/// Generations come in blocks of `1 << BLOCK_BITS` numbers, each block taken by
+/// one [`Data`] from a process-wide counter when it starts (new or cleared for
+/// the next transaction) and whenever it has used up the numbers of its block.
+/// So no two transactions' data ever share a generation or a list version, and
+/// a work set's caches (keyed by them, see [`super::pool`]) made for one
+/// transaction are never found current by another: it needs no pass over them
+/// when it changes hands. (2^48 blocks: at a million transactions a second,
+/// about nine years before the counter wraps.)
+const BLOCK_BITS: u32 = 16;
+
+/// The next block (see [`BLOCK_BITS`]).
+static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
+
+/// The first generation of a block of this data's own.
+fn fresh_generation() -> u64 {
+    NEXT_BLOCK.fetch_add(1, Ordering::Relaxed) << BLOCK_BITS
+}
 
 /// A slot's state in the result cache.
 #[derive(Debug, Clone, Copy, Default)]
@@ -40,7 +60,8 @@ pub struct Data {
     used: usize,
     lists: Vec<Vec<u32>>,
     /// Bumped on every change: results derived from the values (the prefilter's
-    /// per-group unions) are valid while it stays the same.
+    /// per-group unions) are valid while it stays the same. Unique to this
+    /// transaction (see [`BLOCK_BITS`]).
     generation: u64,
     /// Per variable: the generation of its list's last change (results derived
     /// from one list, the class unions, stay valid while it is the same).
@@ -49,14 +70,15 @@ pub struct Data {
 
 impl Default for Data {
     fn default() -> Self {
+        let generation = fresh_generation();
         Data {
             arena: Vec::new(),
             cached: Vec::new(),
             table: None,
             used: 0,
             lists: vec![Vec::new(); Var::ALL.len()],
-            generation: 0,
-            versions: vec![0; Var::ALL.len()],
+            generation,
+            versions: vec![generation; Var::ALL.len()],
         }
     }
 }
@@ -79,7 +101,7 @@ impl Data {
 
     /// Empties everything, keeping allocations for reuse.
     pub fn clear(&mut self) {
-        self.generation += 1;
+        self.generation = fresh_generation();
         self.used = 0;
         self.cached.clear();
         self.table = None;
@@ -92,9 +114,18 @@ impl Data {
         }
     }
 
+    /// The next generation (a new block's first when this one's are used up).
+    #[inline]
+    fn bump(&mut self) {
+        self.generation += 1;
+        if self.generation & ((1 << BLOCK_BITS) - 1) == 0 {
+            self.generation = fresh_generation();
+        }
+    }
+
     /// Appends a member to a collection variable.
     pub fn push(&mut self, var: Var, key: &[u8], value: &[u8]) -> u32 {
-        self.generation += 1;
+        self.bump();
         let slot = self.used as u32;
         if self.used == self.arena.len() {
             self.arena.push(Entry {
@@ -140,13 +171,13 @@ impl Data {
     /// parsed): results tied to the generation, or to `XML`'s version, are
     /// recomputed.
     pub fn touch(&mut self) {
-        self.generation += 1;
+        self.bump();
         self.versions[Var::Xml as usize] = self.generation;
     }
 
     /// Removes all values of a variable.
     pub fn unset(&mut self, var: Var) {
-        self.generation += 1;
+        self.bump();
         self.lists[var as usize].clear();
         self.versions[var as usize] = self.generation;
     }
@@ -336,5 +367,33 @@ mod tests {
         assert!(data.table.is_none());
         let c = data.push(Var::ArgsGet, b"c", b"1");
         assert!(data.cached(c, &cache).is_some());
+    }
+
+    #[test]
+    fn no_two_transactions_share_a_generation_or_a_version() {
+        let mut a = Data::default();
+        let b = Data::default();
+        assert_ne!(a.generation(), b.generation());
+        assert_ne!(a.version(Var::ArgsGet), b.version(Var::ArgsGet));
+        // A cleared arena (the next transaction's) starts a block of its own,
+        // past every number the first transaction used.
+        a.push(Var::ArgsGet, b"a", b"1");
+        let first = (a.generation(), a.version(Var::ArgsGet));
+        a.clear();
+        assert!(a.generation() > first.0 && a.version(Var::ArgsGet) > first.1);
+        assert_ne!(a.generation(), b.generation());
+        // At the end of its block, an arena takes another: its numbers still
+        // grow, and the block after its own (another's) is not used.
+        let block = 1u64 << super::BLOCK_BITS;
+        a.generation = (a.generation() | (block - 1)) - 1;
+        a.push(Var::ArgsGet, b"b", b"2");
+        let last = a.generation();
+        a.push(Var::ArgsGet, b"c", b"3");
+        assert!(a.generation() > last);
+        assert_ne!(a.generation() / block, last / block);
+        assert_eq!(a.generation() % block, 0);
+        assert_eq!(a.version(Var::ArgsGet), a.generation());
+        let c = Data::default();
+        assert!(c.generation() > a.generation());
     }
 }

@@ -18,7 +18,10 @@
 //! A work set remembers which transaction last held it (`owner`): one that comes
 //! back to the same transaction keeps its caches (they are keyed by that
 //! transaction's data generations, see [`super::data::Data::generation`]); one that
-//! goes to another is cleared first ([`WorkSet::reset`]).
+//! goes to another has its memo and work lists cleared first ([`WorkSet::reset`]).
+//! Its per-list and per-class caches are left as they are: the generations and
+//! list versions they are keyed by are unique to a transaction, so another never
+//! finds one current.
 
 use std::cell::RefCell;
 
@@ -91,14 +94,10 @@ impl WorkSet {
         self.tbuf.clear();
         self.admission.forget();
         self.stops.forget();
-        self.target_sets
-            .set_flags_all(super::targets::TargetSetCache::forget);
-        self.class_unions
-            .set_flags_all(super::classes::ClassUnion::forget);
-        self.class_values
-            .set_flags_all(super::classes::ClassValues::forget);
-        self.list_maybes
-            .set_flags_all(super::classes::ListMaybe::forget);
+        // The target sets, class values and unions and list maybe sets are
+        // kept as they are: they are keyed by data generations and list
+        // versions, which are unique to a transaction (see
+        // `data::BLOCK_BITS`), so another never finds one current.
         self.lent_buf.clear();
         self.kept.clear();
         self.setvar_buf.clear();

@@ -58,15 +58,6 @@ pub(crate) struct CtlKey {
     applicable: u64,
 }
 
-impl TargetSetCache {
-    /// Marks the resolution as not made (keeping its buffers).
-    pub(crate) fn forget(&mut self) {
-        self.generation = None;
-        self.checked_at = None;
-        self.ctl_key = None;
-    }
-}
-
 impl super::tracked::HeapBytes for TargetSetCache {
     fn heap_bytes(&self) -> usize {
         (self.cands.capacity() + self.ctl_cands.capacity()) * std::mem::size_of::<Candidate>()

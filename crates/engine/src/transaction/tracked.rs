@@ -82,18 +82,6 @@ impl<T: HeapBytes + Default> Tracked<T> {
         r
     }
 
-    /// Applies `f` to every entry, as [`Tracked::set_flags`].
-    #[inline]
-    pub(crate) fn set_flags_all(&mut self, mut f: impl FnMut(&mut T)) {
-        for item in &mut self.items {
-            #[cfg(debug_assertions)]
-            let before = item.heap_bytes();
-            f(item);
-            #[cfg(debug_assertions)]
-            debug_assert_eq!(before, item.heap_bytes(), "set_flags changed a buffer");
-        }
-    }
-
     /// Entry `i` (when there is one), to lend buffers out of it for a while or
     /// to put them back: a lent buffer stays counted as the entry's, so it must
     /// come back through this or be given up with [`Tracked::lent_dropped`].
@@ -205,9 +193,7 @@ mod tests {
         t.set_flags(9, |e| e.flag = true);
         assert!(t[9].flag);
         assert_eq!(t.bytes(), t.measure());
-        t.set_flags_all(|e| e.flag = false);
-        assert!(!t[9].flag && t.get(10).is_none());
-        assert_eq!(t.bytes(), t.measure());
+        assert!(t.get(10).is_none());
     }
 
     #[test]
