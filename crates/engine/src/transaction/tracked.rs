@@ -143,7 +143,9 @@ impl<T: HeapBytes> DerefMut for Edit<'_, T> {
 impl<T: HeapBytes> Drop for Edit<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        *self.bytes = *self.bytes - self.before + self.item.heap_bytes();
+        // (`bytes` holds `before`; saturating all the same: a wrong count
+        // must not panic a worker.)
+        *self.bytes = (*self.bytes + self.item.heap_bytes()).saturating_sub(self.before);
     }
 }
 
