@@ -117,7 +117,7 @@ impl Data {
     /// The next generation (a new block's first when this one's are used up).
     #[inline]
     fn bump(&mut self) {
-        self.generation += 1;
+        self.generation = self.generation.wrapping_add(1);
         if self.generation & ((1 << BLOCK_BITS) - 1) == 0 {
             self.generation = fresh_generation();
         }

@@ -60,8 +60,7 @@ pub(crate) struct CtlKey {
 
 impl super::tracked::HeapBytes for TargetSetCache {
     fn heap_bytes(&self) -> usize {
-        (self.cands.capacity() + self.ctl_cands.capacity()) * std::mem::size_of::<Candidate>()
-            + (self.excluded.capacity() + self.ctl_excluded.capacity()) * 4
+        list_bytes(&self.cands, &self.excluded) + list_bytes(&self.ctl_cands, &self.ctl_excluded)
     }
 }
 
@@ -321,7 +320,7 @@ impl Transaction {
             }
             // Made again meanwhile: the lent list is given up.
             _ => {
-                sets.lent_dropped(lent_bytes(&lent.cands, &lent.excluded));
+                sets.lent_dropped(list_bytes(&lent.cands, &lent.excluded));
                 return;
             }
         };
@@ -330,13 +329,15 @@ impl Transaction {
             std::mem::replace(cands, lent.cands),
             std::mem::replace(excluded, lent.excluded),
         );
-        sets.lent_dropped(lent_bytes(&replaced.0, &replaced.1));
+        sets.lent_dropped(list_bytes(&replaced.0, &replaced.1));
     }
 }
 
-/// The bytes a lent list's buffers hold (as [`TargetSetCache`] counts them).
-fn lent_bytes(cands: &Vec<Candidate>, excluded: &Vec<u32>) -> usize {
-    cands.capacity() * std::mem::size_of::<Candidate>() + excluded.capacity() * 4
+/// The bytes one list's buffers (its values and excluded slots) hold, as
+/// [`TargetSetCache`] counts them, in the entry or lent.
+fn list_bytes(cands: &Vec<Candidate>, excluded: &Vec<u32>) -> usize {
+    cands.capacity() * std::mem::size_of::<Candidate>()
+        + excluded.capacity() * std::mem::size_of::<u32>()
 }
 
 /// Which of an entry's lists was lent.
