@@ -208,8 +208,8 @@ pub struct Transaction {
     pub(crate) profile: Option<Box<crate::profile::Profile>>,
     /// The caches and scratch space of a running phase (the transformation memo,
     /// target lists, class and group unions, work lists): a set from the pool
-    /// while a phase runs, empty in between (see [`pool`]).
-    pub(crate) work: pool::WorkSet,
+    /// while a phase runs, an empty stand-in in between (see [`pool`]).
+    pub(crate) work: Box<pool::WorkSet>,
     /// This transaction's number among those of the process (from 1), the owner
     /// of the work sets it holds (see [`pool`]).
     serial: u64,
@@ -274,7 +274,7 @@ impl Transaction {
             phases_done: 0,
             profile: None,
             uri: String::new(),
-            work: pool::WorkSet::default(),
+            work: pool::stand_in(),
             serial: n + 1,
             holds_work: false,
         };
@@ -923,7 +923,7 @@ impl Transaction {
         if w.owner != self.serial {
             w.reset();
         }
-        self.work = w;
+        pool::give_stand_in(std::mem::replace(&mut self.work, w));
         self.holds_work = true;
     }
 
@@ -939,14 +939,14 @@ impl Transaction {
 
     /// Returns the work set to the pool (see [`pool`]): after phase 2, when a proxy
     /// waits for the upstream, and at the transaction's end (`last`). `work` is
-    /// left empty: should anything use it before the next
+    /// left an empty stand-in: should anything use it before the next
     /// [`hold_work`](Self::hold_work), it holds empty caches, which are correct.
     pub(crate) fn release_work(&mut self, last: bool) {
         if !self.holds_work {
             return;
         }
         self.holds_work = false;
-        let mut w = std::mem::take(&mut self.work);
+        let mut w = std::mem::replace(&mut self.work, pool::stand_in());
         w.owner = self.serial;
         pool::give_work(w, last);
     }

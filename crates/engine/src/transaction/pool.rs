@@ -22,6 +22,15 @@
 //! Its per-list and per-class caches are left as they are: the generations and
 //! list versions they are keyed by are unique to a transaction, so another never
 //! finds one current.
+//!
+//! Work sets (about 1 KB each) are boxed, and they change hands by pointer: a
+//! transaction always holds one box, its set while a phase runs and otherwise an
+//! empty *stand-in* (see [`stand_in`]), so taking a set and giving it back, twice
+//! per request through a proxy, copies no set, and a transaction is 1 KB smaller
+//! wherever it is moved (a proxy's request future). Stand-ins come from a
+//! per-thread stack of unused empty sets: one a transaction gives up when it takes
+//! a set goes back there (unless something used it), so the number of boxes in
+//! use follows the transactions in flight.
 
 use std::cell::RefCell;
 
@@ -172,7 +181,11 @@ impl<T> Kept<T> {
 
 thread_local! {
     static POOL: RefCell<Kept<Buffers>> = const { RefCell::new(Kept::new()) };
-    static WORK: RefCell<Kept<WorkSet>> = const { RefCell::new(Kept::new()) };
+    static WORK: RefCell<Kept<Box<WorkSet>>> = const { RefCell::new(Kept::new()) };
+    /// Unused empty work sets, to stand in for a transaction's set while it holds
+    /// none (see the module). Boxed on purpose: a box changes hands, not the set.
+    #[allow(clippy::vec_box)]
+    static STAND_INS: RefCell<Vec<Box<WorkSet>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A cleared set of state buffers: from this thread's pool, or new.
@@ -211,7 +224,7 @@ pub(crate) fn give(mut b: Buffers) {
 
 /// A work set from this thread's pool (the one `owner` left last, if it is still
 /// there), or new. It is not cleared: see [`WorkSet::owner`].
-pub(crate) fn take_work(owner: u64) -> WorkSet {
+pub(crate) fn take_work(owner: u64) -> Box<WorkSet> {
     WORK.try_with(|p| {
         let mut p = p.try_borrow_mut().ok()?;
         // The set most recently given is on top; the one `owner` left may be just
@@ -236,7 +249,7 @@ pub(crate) fn take_work(owner: u64) -> WorkSet {
 /// transaction it counts at its size when its last owner ended.
 /// What the sets of the transactions in flight grew by since is bounded by those
 /// transactions, as when each held its set from start to end.
-pub(crate) fn give_work(mut w: WorkSet, last: bool) {
+pub(crate) fn give_work(mut w: Box<WorkSet>, last: bool) {
     if last {
         let memo = w.memo.trim(KEEP_MAX_BUFFER);
         if memo > KEEP_MAX_BYTES {
@@ -264,6 +277,33 @@ pub(crate) fn give_work(mut w: WorkSet, last: bool) {
     });
 }
 
+/// An empty work set to stand in for a transaction's while it holds none: an
+/// unused one from this thread's stack, or new.
+pub(crate) fn stand_in() -> Box<WorkSet> {
+    STAND_INS
+        .try_with(|s| s.try_borrow_mut().ok()?.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Takes back a stand-in a transaction gives up for a set from the pool: kept
+/// for the next when nothing used it (it holds no buffer), else dropped.
+pub(crate) fn give_stand_in(mut w: Box<WorkSet>) {
+    if w.memo.capacity_bytes() + w.other_bytes() != 0 {
+        return;
+    }
+    // Buffers aside, a stamp or an owner may have been set: cleared.
+    w.reset();
+    let _ = STAND_INS.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            if s.len() < POOL_MAX {
+                s.push(w);
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +323,7 @@ mod tests {
         std::thread::spawn(|| {
             let big = POOL_MAX_BYTES / 4;
             for _ in 0..5 {
-                let mut w = WorkSet::default();
+                let mut w = Box::<WorkSet>::default();
                 w.bits_buf.reserve_exact(big / 8);
                 give_work(w, true);
             }
@@ -308,7 +348,7 @@ mod tests {
         std::thread::spawn(|| {
             for _ in 0..POOL_MAX + 10 {
                 give(Buffers::default());
-                give_work(WorkSet::default(), true);
+                give_work(Box::default(), true);
             }
             assert_eq!(kept(), POOL_MAX);
             assert_eq!(kept_work(), POOL_MAX);
@@ -354,14 +394,35 @@ mod tests {
     }
 
     #[test]
+    fn only_unused_stand_ins_are_kept_and_they_come_back_cleared() {
+        std::thread::spawn(|| {
+            let stand_ins = || STAND_INS.with(|s| s.borrow().len());
+            // Something used it: it holds a buffer, and is dropped.
+            let mut used = stand_in();
+            used.vbuf.extend_from_slice(b"a value");
+            give_stand_in(used);
+            assert_eq!(stand_ins(), 0);
+            // Unused but stamped: kept, and the next stand-in is it, cleared.
+            let mut unused = stand_in();
+            unused.owner = 5;
+            give_stand_in(unused);
+            assert_eq!(stand_ins(), 1);
+            assert_eq!(stand_in().owner, 0);
+            assert_eq!(stand_ins(), 0);
+        })
+        .join()
+        .expect("the test thread panicked");
+    }
+
+    #[test]
     fn a_work_set_goes_back_to_its_owner_when_it_is_one_of_the_last_two() {
         std::thread::spawn(|| {
             for owner in [7, 8, 9] {
                 give_work(
-                    WorkSet {
+                    Box::new(WorkSet {
                         owner,
                         ..WorkSet::default()
-                    },
+                    }),
                     false,
                 );
             }
