@@ -112,6 +112,10 @@ pub struct ClassPlan {
     /// the list (bit `p - 1` for phase `p`). A settle for a phase visits only
     /// these lists: phases 3 and 4 need not look up the request's values.
     pub list_phases: Vec<u8>,
+    /// By phase (index `p - 1` for phase `p`): the entries of
+    /// [`ClassPlan::lists`] whose phases hold it, in order (a settle passes over
+    /// only these, not every list of the plan).
+    pub phase_lists: [Vec<u32>; 5],
     /// The classes that are not pure, as a bit set over class indexes.
     pub impure: Vec<u64>,
     /// Every arena list some class reads, with the classes reading it (a bit
@@ -436,15 +440,23 @@ impl ClassPlan {
                     .fold(0, |acc, (_, &p)| acc | p)
             })
             .collect();
+        self.phase_lists = std::array::from_fn(|p| {
+            (0u32..)
+                .zip(&self.list_phases)
+                .filter(|&(_, &ph)| ph & (1 << p) != 0)
+                .map(|(li, _)| li)
+                .collect()
+        });
     }
 
-    /// Whether a rule of `phase` reads a class of list `li` (an entry of
-    /// [`ClassPlan::lists`]).
+    /// The entries of [`ClassPlan::lists`] that a rule of `phase` reads a class
+    /// of, in order.
     #[inline]
-    pub fn list_in_phase(&self, li: usize, phase: u8) -> bool {
-        self.list_phases
-            .get(li)
-            .is_some_and(|&p| p & phase_bit(phase) != 0)
+    pub fn lists_in_phase(&self, phase: u8) -> &[u32] {
+        match phase {
+            1..=5 => &self.phase_lists[usize::from(phase - 1)],
+            _ => &[],
+        }
     }
 
     /// Makes [`ClassPlan::list_classes`], [`ClassPlan::scalar`] and the keyed
@@ -592,6 +604,41 @@ mod tests {
         }
         assert!(plan.classes.iter().any(|c| c.scalar));
         assert!(plan.classes.iter().any(|c| c.lists.len() == 2));
+    }
+
+    #[test]
+    fn a_phase_passes_over_the_lists_only_its_rules_read() {
+        let program = Program::from_str(
+            "t.conf",
+            "SecRuleEngine On\n\
+             SecRule REQUEST_HEADERS \"@rx evil\" \"id:1,phase:1,pass\"\n\
+             SecRule ARGS \"@rx worse\" \"id:2,phase:2,pass\"\n\
+             SecRule REQUEST_HEADERS:User-Agent \"@rx other\" \"id:3,phase:2,pass\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let plan = &program.classes;
+        let vars = |phase: u8| -> Vec<Var> {
+            plan.lists_in_phase(phase)
+                .iter()
+                .map(|&li| plan.lists[li as usize].var)
+                .collect()
+        };
+        assert_eq!(vars(1), vec![Var::RequestHeaders]);
+        let two = vars(2);
+        assert!(
+            two.contains(&Var::RequestHeaders) && two.contains(&Var::ArgsGet),
+            "{two:?}"
+        );
+        assert!(vars(3).is_empty() && vars(0).is_empty() && vars(6).is_empty());
+        // Every list of a phase, in the plan's order, as `list_phases` says.
+        for phase in 1..=5u8 {
+            let want: Vec<u32> = (0u32..)
+                .zip(&plan.list_phases)
+                .filter(|&(_, &p)| p & (1 << (phase - 1)) != 0)
+                .map(|(li, _)| li)
+                .collect();
+            assert_eq!(plan.lists_in_phase(phase), &want[..]);
+        }
     }
 
     #[test]

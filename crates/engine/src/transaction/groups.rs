@@ -556,8 +556,12 @@ impl Transaction {
             a.all_maybe.clear();
             a.all_maybe.resize(plan.multi_rules.len(), 0);
         }
-        for (li, lp) in plan.lists.iter().enumerate() {
-            if !plan.list_in_phase(li, phase) || self.data.slots(lp.var).is_empty() {
+        for &li in plan.lists_in_phase(phase) {
+            let li = li as usize;
+            let Some(lp) = plan.lists.get(li) else {
+                continue;
+            };
+            if self.data.slots(lp.var).is_empty() {
                 continue;
             }
             let version = Some(self.data.version(lp.var));
