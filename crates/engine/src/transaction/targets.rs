@@ -123,15 +123,22 @@ impl Transaction {
         if current {
             return;
         }
-        let mut cands = std::mem::take(&mut self.work.target_sets.edit(i).cands);
+        // Both lists taken out in one edit (their bytes leave the entry with
+        // them and come back with the edit below).
+        let (mut cands, mut excluded) = {
+            let mut e = self.work.target_sets.edit(i);
+            (
+                std::mem::take(&mut e.cands),
+                std::mem::take(&mut e.excluded),
+            )
+        };
         cands.clear();
+        excluded.clear();
         let mut scratch = Scratch::default();
         for spec in &rule.targets {
             self.collect(spec, rule, &mut scratch, &mut cands);
         }
         let usable = cands.iter().all(|c| matches!(c.src, Src::Slot(_)));
-        let mut excluded = std::mem::take(&mut self.work.target_sets.edit(i).excluded);
-        excluded.clear();
         if usable && !rule.exclusions.is_empty() {
             // Every rule of the set has these exclusions (they are part of its
             // key): applied once here.
