@@ -193,7 +193,75 @@ pub fn run(
     iterations: usize,
     profile_every: usize,
 ) -> Report {
-    run_ordered(program, corpus, iterations, profile_every, false, 1)
+    run_ordered(
+        program,
+        corpus,
+        &Replay {
+            iterations,
+            profile_every,
+            ..Replay::default()
+        },
+    )
+}
+
+/// How [`run_ordered`] replays a corpus.
+#[derive(Debug, Clone, Copy)]
+pub struct Replay {
+    /// Passes over the corpus (or times each request is replayed, `separate`).
+    pub iterations: usize,
+    /// Every Nth request is profiled per rule (0: none).
+    pub profile_every: usize,
+    /// Each request `iterations` times in a row (see [`order`]).
+    pub separate: bool,
+    /// Transactions open at once (see [`run_ordered`]).
+    pub in_flight: usize,
+    /// Bytes written over between requests, outside the timed part, to evict
+    /// the engine's working set from the CPU caches as a proxy's network path
+    /// does between its requests (0: none; see [`Evictor`]).
+    pub evict_bytes: usize,
+}
+
+impl Default for Replay {
+    fn default() -> Self {
+        Replay {
+            iterations: 1,
+            profile_every: 0,
+            separate: false,
+            in_flight: 1,
+            evict_bytes: 0,
+        }
+    }
+}
+
+/// A buffer written over, one byte per cache line, between timed requests: what
+/// the engine kept in the CPU caches from the last request is then mostly gone
+/// (the buffer should exceed the core's private caches), as it is when a proxy's
+/// kernel network path and HTTP code run between two requests' phases.
+pub struct Evictor {
+    buf: Vec<u8>,
+    round: u8,
+}
+
+impl Evictor {
+    /// A buffer of `bytes` (none for 0).
+    pub fn new(bytes: usize) -> Self {
+        Evictor {
+            buf: vec![0; bytes],
+            round: 0,
+        }
+    }
+
+    /// Writes one byte of every 64-byte line of the buffer.
+    pub fn evict(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        self.round = self.round.wrapping_add(1);
+        for b in self.buf.iter_mut().step_by(64) {
+            *b = b.wrapping_add(self.round);
+        }
+        std::hint::black_box(&self.buf);
+    }
 }
 
 /// The order of the `run` index sequence: `iterations` passes over the corpus
@@ -219,14 +287,15 @@ pub fn order(n: usize, iterations: usize, separate: bool) -> Vec<usize> {
 /// N, then the response phases (3 to 5) of each, so every transaction's phases find
 /// the CPU caches filled by the others'. Each request of a batch is counted at the
 /// batch's time divided by N; no request is profiled.
-pub fn run_ordered(
-    program: &Arc<Program>,
-    corpus: &[Request],
-    iterations: usize,
-    profile_every: usize,
-    separate: bool,
-    in_flight: usize,
-) -> Report {
+pub fn run_ordered(program: &Arc<Program>, corpus: &[Request], replay: &Replay) -> Report {
+    let Replay {
+        iterations,
+        profile_every,
+        separate,
+        in_flight,
+        evict_bytes,
+    } = *replay;
+    let mut evictor = Evictor::new(evict_bytes);
     let mut profile = (profile_every > 0).then(|| Profile::new(program.rules.len()));
     let bodies: Vec<Vec<u8>> = corpus.iter().map(|r| response_body(r.resp_len)).collect();
     for (r, b) in corpus.iter().zip(&bodies) {
@@ -237,6 +306,7 @@ pub fn run_ordered(
     if in_flight > 1 {
         let mut open = Vec::with_capacity(in_flight);
         for batch in sequence.chunks(in_flight) {
+            evictor.evict();
             let start = Instant::now();
             for &i in batch {
                 let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
@@ -259,6 +329,7 @@ pub fn run_ordered(
                 Some(p) if (count + 1).is_multiple_of(profile_every) => Some(p),
                 _ => None,
             };
+            evictor.evict();
             let start = Instant::now();
             let blocked = run_one_profiled(program, r, b, sample);
             tally.record(&r.name, start.elapsed().as_nanos() as u64, blocked);
@@ -342,5 +413,32 @@ mod order_tests {
     fn interleaved_and_separate_orders_visit_every_request_equally() {
         assert_eq!(super::order(3, 2, false), vec![0, 1, 2, 0, 1, 2]);
         assert_eq!(super::order(3, 2, true), vec![0, 0, 1, 1, 2, 2]);
+    }
+}
+
+#[cfg(test)]
+mod evictor_tests {
+    use super::Evictor;
+
+    #[test]
+    fn every_cache_line_of_the_buffer_is_written_at_each_eviction() {
+        let mut e = Evictor::new(64 * 10 + 5);
+        for round in 1..=3u8 {
+            e.evict();
+            // One byte per 64-byte line (eleven lines, the last one partial),
+            // the others untouched.
+            for (i, &b) in e.buf.iter().enumerate() {
+                let expected = if i % 64 == 0 {
+                    (1..=round).sum::<u8>()
+                } else {
+                    0
+                };
+                assert_eq!(b, expected, "byte {i} after round {round}");
+            }
+        }
+        // None: nothing to write.
+        let mut none = Evictor::new(0);
+        none.evict();
+        assert!(none.buf.is_empty());
     }
 }

@@ -112,6 +112,13 @@ pub struct EngineArgs {
     /// time / N; no per-rule profile).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub in_flight: usize,
+    /// Between requests (not timed), write over a buffer of this many KiB, one
+    /// byte per cache line, so that each request finds the engine's working set
+    /// gone from the core's private caches, as a proxy's network path leaves it
+    /// (0: off; use more than the L2 cache, 4096 here).
+    #[arg(long, value_name = "KIB", default_value_t = 0,
+        value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
+    pub evict_kib: u32,
     /// Optimisations on (comma-separated): all, none, prune, memo, prefilter,
     /// cache, order (learned from one profiled pass over the corpus), early_exit
     /// (opt-in: anomaly mode stops a phase once the threshold is reached; not in
@@ -208,10 +215,13 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
                     bench::engine_bench::run_ordered(
                         &p,
                         c,
-                        args.iterations,
-                        args.profile_every,
-                        args.separate,
-                        args.in_flight,
+                        &bench::engine_bench::Replay {
+                            iterations: args.iterations,
+                            profile_every: args.profile_every,
+                            separate: args.separate,
+                            in_flight: args.in_flight,
+                            evict_bytes: args.evict_kib as usize * 1024,
+                        },
                     )
                 })
             })
