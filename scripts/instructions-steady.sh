@@ -17,11 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 opts=${1:-all}
 corpus=${2:-}
-bin=${PALISADE_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --bin palisade >/dev/null 2>&1
-  bin=${CARGO_TARGET_DIR:-target}/release/palisade
-fi
+. scripts/lib.sh
+bin=$(palisade_bin)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "${WHOLE:-0}" = 1 ]; then
@@ -37,7 +34,7 @@ refs() {
     --synchronous-cache --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
 }
 if [ -n "$corpus" ]; then
-  n=$(python3 -c "import json,sys;d=open(sys.argv[1]).read().strip();print(len(json.loads(d)) if d.startswith('[') else len(d.splitlines()))" "$corpus")
+  n=$(corpus_count "$corpus")
   a=$(refs "$corpus" 2)
   b=$(refs "$corpus" 4)
   printf '%s (%d requests, %s): %d instructions/request\n' "$(basename "$corpus")" "$n" "$opts" $(((b - a) / 2 / n))

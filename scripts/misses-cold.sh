@@ -17,11 +17,8 @@ cd "$(dirname "$0")/.."
 corpus=$1
 opts=${2:-all}
 evict=${EVICT_KIB:-4096}
-bin=${PALISADE_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --bin palisade >/dev/null 2>&1
-  bin=${CARGO_TARGET_DIR:-target}/release/palisade
-fi
+. scripts/lib.sh
+bin=$(palisade_bin)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() {
@@ -37,7 +34,7 @@ run() {
 run 1 >"$tmp/a" &
 run 2 >"$tmp/b"
 wait
-n=$(python3 -c "import json,sys;d=open(sys.argv[1]).read().strip();print(len(json.loads(d)) if d.startswith('[') else len(d.splitlines()))" "$corpus")
+n=$(corpus_count "$corpus")
 python3 - "$n" "$(cat "$tmp/a")" "$(cat "$tmp/b")" "$(basename "$corpus")" "$opts" "$evict" <<'PY'
 import sys
 n = int(sys.argv[1])
