@@ -50,7 +50,7 @@ for _ in $(seq 100); do
 done
 "$gen" bench http --target "http://127.0.0.1:$port" --corpus "$work/train.jsonl" \
   --connections 8 --duration 5s >/dev/null || true
-kill -INT "$demo"
+kill -INT "$demo" 2>/dev/null || true  # (gone already when its port was taken)
 wait "$demo" || true
 
 echo "== merge and optimised build" >&2
