@@ -38,20 +38,25 @@ for opts in all prune,memo,prefilter,order; do
 done
 "$gen" bench engine --crs ../shared/crs --corpus "$work/train.jsonl" --paranoia 2 \
   --iterations 1 >/dev/null
-"$gen" ftw --crs ../shared/crs --overrides tests/crs-overrides.yaml >/dev/null || true
+"$gen" ftw --crs ../shared/crs --overrides tests/crs-overrides.yaml >/dev/null
 # The proxy: the demo (echo backend, CRS PL1) under the load generator, stopped
-# with SIGINT (a graceful exit writes the profile).
+# with SIGINT (a graceful exit writes the profile). Ready when it prints how to
+# stop it; a demo that exits first (its port taken) is reported, not trained on.
 port=18931
 "$gen" demo --crs ../shared/crs --port "$port" >"$work/demo.log" 2>&1 &
 demo=$!
-for _ in $(seq 100); do
-  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then break; fi
+for _ in $(seq 300); do
+  if grep -q 'Stop with Ctrl-C' "$work/demo.log" || ! kill -0 "$demo" 2>/dev/null; then break; fi
   sleep 0.1
 done
-"$gen" bench http --target "http://127.0.0.1:$port" --corpus "$work/train.jsonl" \
-  --connections 8 --duration 5s >/dev/null || true
-kill -INT "$demo" 2>/dev/null || true  # (gone already when its port was taken)
-wait "$demo" || true
+if kill -0 "$demo" 2>/dev/null; then
+  "$gen" bench http --target "http://127.0.0.1:$port" --corpus "$work/train.jsonl" \
+    --connections 8 --duration 5s >/dev/null
+  kill -INT "$demo"
+  wait "$demo"
+else
+  echo "the demo did not start (see $work/demo.log): the profile has no proxy run" >&2
+fi
 
 echo "== merge and optimised build" >&2
 "$profdata" merge -o "$work/merged.profdata" "$raw"
