@@ -690,8 +690,10 @@ impl Transaction {
     /// itself unknown (never, for a class with a value) falls back to the
     /// groups one by one.
     ///
-    /// With the result cache, most groups are covered and most classes have no
-    /// value without an entry: the groups left are merged one by one.
+    /// With the result cache, a class whose values all have entries is passed
+    /// over with one test, as a class without a value: its unions are not made
+    /// (the class's maybe sets stand in for them), and every group holding it
+    /// that it does not cover holds another class that has such a value.
     pub(super) fn admit_phase(
         &mut self,
         program: &crate::Program,
@@ -701,24 +703,28 @@ impl Transaction {
     ) {
         let xml = self.xml.is_some() || self.xml_failed;
         // Whether every class chain was merged (`false`: group by group).
-        let mut known = false;
-        if !program.options.value_cache {
-            known = true;
-            'classes: for &(class, start, end) in &plan.class_runs {
-                // A class without a value adds nothing (as `merge_class_chain`
-                // finds; tested here first, once per class).
-                if !crate::prefilter::has(&self.work.admission.nonempty, class) {
+        let mut known = true;
+        // With the result cache (settled by `make_stops`), a class whose values
+        // all have entries adds nothing either (as `merge_class_chain` finds).
+        let cached =
+            program.options.value_cache && self.work.admission.settled == self.phase_now();
+        'classes: for &(class, start, end) in &plan.class_runs {
+            // A class without a value adds nothing (as `merge_class_chain`
+            // finds; tested here first, once per class).
+            let a = &self.work.admission;
+            if !crate::prefilter::has(&a.nonempty, class)
+                || (cached && !crate::prefilter::has(&a.uncached, class))
+            {
+                continue;
+            }
+            let chains = plan.class_chains.get(start as usize..end as usize);
+            for &(cc, _, xml_only) in chains.unwrap_or_default() {
+                if xml && xml_only {
                     continue;
                 }
-                let chains = plan.class_chains.get(start as usize..end as usize);
-                for &(cc, _, xml_only) in chains.unwrap_or_default() {
-                    if xml && xml_only {
-                        continue;
-                    }
-                    if !self.merge_class_chain(program, pf, cc) {
-                        known = false;
-                        break 'classes;
-                    }
+                if !self.merge_class_chain(program, pf, cc) {
+                    known = false;
+                    break 'classes;
                 }
             }
         }
