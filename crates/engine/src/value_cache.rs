@@ -491,6 +491,13 @@ thread_local! {
     static SAMPLE: Cell<u32> = const { Cell::new(0) };
 }
 
+/// Seed threads' sampling with [`FIXED_SEED`] instead of an address (set by
+/// [`ResultCache::set_synchronous`]): which transactions report their misses,
+/// and so the table's contents, then repeat from run to run.
+static SEED_FIXED: AtomicBool = AtomicBool::new(false);
+/// The sampling's seed when [`SEED_FIXED`] is set (any odd number).
+const FIXED_SEED: u32 = 0x2545_f491;
+
 impl ResultCache {
     /// An empty cache for a program of `rules` rules, of which those of `multi`
     /// are `multiMatch` rules and those of `negated` negated ones (bit sets by
@@ -531,9 +538,15 @@ impl ResultCache {
 
     /// Rebuilds on the reporting thread from now on (`true`) or on a thread of
     /// their own (`false`, the default): synchronous rebuilds make the table's
-    /// contents depend on the requests alone, for reproducible measurements.
+    /// contents depend on the requests alone, for reproducible measurements. So
+    /// `true` also seeds the sampling of threads that have not sampled yet with a
+    /// fixed value (in the whole process) instead of their own address, which
+    /// changes from run to run.
     pub fn set_synchronous(&self, on: bool) {
         self.synchronous.store(on, Ordering::Relaxed);
+        if on {
+            SEED_FIXED.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The entry of `value`, when the table has one.
@@ -558,7 +571,11 @@ impl ResultCache {
                 // xorshift32, seeded per thread from the cell's address.
                 let mut x = c.get();
                 if x == 0 {
-                    x = (c as *const Cell<u32> as usize as u32) | 1;
+                    x = if SEED_FIXED.load(Ordering::Relaxed) {
+                        FIXED_SEED
+                    } else {
+                        (c as *const Cell<u32> as usize as u32) | 1
+                    };
                 }
                 x ^= x << 13;
                 x ^= x >> 17;
