@@ -13,7 +13,8 @@
 #   The result cache's table is rebuilt on the benchmark thread
 #   (--synchronous-cache), so its contents, and the counts, do not depend on
 #   thread scheduling; its rebuilds are counted with the requests.
-# PALISADE_BIN=PATH uses that binary instead of building one. WHOLE=1 counts each
+# PALISADE_BIN=PATH uses that binary instead of building one; CRS=DIR another CRS
+# tree (a copy with a rule removed, to count what the rule costs). WHOLE=1 counts each
 # whole transaction (`run_one_profiled`: its creation and drop too, where the
 # buffers go back to the pool), as a proxy pays for it; by default only the
 # phases are counted.
@@ -34,7 +35,7 @@ fi
 # refs FILE ITERATIONS: instructions inside the engine bench's replay loop.
 refs() {
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" "${toggles[@]}" \
-    "$bin" bench engine --crs ../shared/crs --corpus "$1" --optimizations "$opts" \
+    "$bin" bench engine --crs ${CRS:-../shared/crs} --corpus "$1" --optimizations "$opts" \
     --synchronous-cache --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
 }
 if [ -n "$corpus" ]; then

@@ -127,6 +127,38 @@ SecRule ARGS "@rx calm" "id:12,phase:1,pass,nolog,setvar:'tx.hits12=+1'"
 }
 
 #[test]
+fn a_multi_match_rules_results_on_excluded_values_are_learned_without_effects() {
+    // As CRS 930110 (`!REQUEST_HEADERS:Referer`): the excluded value is walked
+    // through the chain's intermediate values, and only "none matched" is kept.
+    let p = program(
+        r#"
+SecRuleEngine On
+SecRule ARGS|!ARGS:skip "@rx \.\./" "id:10,phase:1,pass,nolog,t:none,t:urlDecodeUni,multiMatch,setvar:'tx.hits=+1'"
+"#,
+    );
+    for i in 0..400 {
+        // `skip` is excluded: neither its raw value nor its decoded one counts.
+        let tx = run(&p, "/x?a=fine&skip=calm&q=..%2fetc");
+        assert_eq!(tx.tx("hits"), Some(&b"1"[..]), "request {i}");
+        let tx = run(&p, "/x?a=fine&skip=..%252fdecoded");
+        assert_eq!(tx.tx("hits"), None, "request {i}");
+    }
+    let idx = p.rules.iter().position(|r| r.id == 10).expect("rule 10") as u32;
+    let multi = idx | engine::value_cache::MULTI;
+    let entry = |value: &[u8]| {
+        p.caches
+            .lookup(value)
+            .unwrap_or_else(|| panic!("{value:?} not admitted"))
+    };
+    // Evaluated values, as before.
+    assert_eq!(entry(b"fine").result(multi), Some(false));
+    // Excluded and matched by none of its intermediate values: learned.
+    assert_eq!(entry(b"calm").result(multi), Some(false));
+    // Excluded, and its decoded value matches: nothing is kept.
+    assert_eq!(entry(b"..%2fdecoded").result(multi), None);
+}
+
+#[test]
 fn a_rule_over_cached_values_is_ruled_out_only_when_none_may_match() {
     let p = program(
         r#"

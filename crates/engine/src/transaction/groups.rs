@@ -706,8 +706,7 @@ impl Transaction {
         let mut known = true;
         // With the result cache (settled by `make_stops`), a class whose values
         // all have entries adds nothing either (as `merge_class_chain` finds).
-        let cached =
-            program.options.value_cache && self.work.admission.settled == self.phase_now();
+        let cached = program.options.value_cache && self.work.admission.settled == self.phase_now();
         'classes: for &(class, start, end) in &plan.class_runs {
             // A class without a value adds nothing (as `merge_class_chain`
             // finds; tested here first, once per class).

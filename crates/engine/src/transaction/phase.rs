@@ -844,34 +844,7 @@ impl Transaction {
     ) -> Option<(bool, bool)> {
         let negated = rule.operator.negated;
         let chains = &program.chains;
-        // The chain's prefixes, shortest first (the raw value's chain 0 first). A
-        // value without a trigger byte of the chain is the same after every step:
-        // the raw value alone, as the walk would find (every prefix's bytes are
-        // the raw value's), without linking the prefixes in the memo.
-        let mut prefixes = [0; 64];
-        let mut n = 0;
-        let base = &self.data.entry(slot).value;
-        let same = self
-            .work
-            .memo
-            .unchanged(chains, slot, rule.transforms, base);
-        let mut id = if same { 0 } else { rule.transforms };
-        while let Some((parent, _)) = chains.split_last(id) {
-            if n + 1 == prefixes.len() {
-                // A longer chain (no real rule set has one) takes the plain path.
-                return None;
-            }
-            prefixes[n] = id;
-            n += 1;
-            id = parent;
-        }
-        prefixes[n] = 0;
-        n += 1;
-        prefixes[..n].reverse();
-        if !same {
-            let base = &self.data.entry(slot).value;
-            self.work.memo.compute(chains, slot, rule.transforms, base);
-        }
+        let (prefixes, n) = self.multi_prefixes(program, rule, slot)?;
         let long = self.data.response_body_slot() == Some(slot);
         let filter = match (rule.prefilter, &program.prefilter) {
             (Some(bit), Some(pf)) if !negated && !program.options.verify => Some((bit, pf)),
@@ -910,6 +883,46 @@ impl Transaction {
             }
         }
         Some((matched, any_hit))
+    }
+
+    /// The prefixes of `rule`'s chain a `multiMatch` evaluation of `slot` walks,
+    /// shortest first (the raw value's chain 0 first), and how many there are,
+    /// with the chain computed in the memo. A value without a trigger byte of
+    /// the chain is the same after every step: the raw value alone, as the walk
+    /// would find (every prefix's bytes are the raw value's), without linking
+    /// the prefixes in the memo. `None` for a chain of 64 steps or more (no real
+    /// rule set has one: the plain path takes it).
+    pub(super) fn multi_prefixes(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        slot: u32,
+    ) -> Option<([crate::chains::ChainId; 64], usize)> {
+        let chains = &program.chains;
+        let mut prefixes = [0; 64];
+        let mut n = 0;
+        let base = &self.data.entry(slot).value;
+        let same = self
+            .work
+            .memo
+            .unchanged(chains, slot, rule.transforms, base);
+        let mut id = if same { 0 } else { rule.transforms };
+        while let Some((parent, _)) = chains.split_last(id) {
+            if n + 1 == prefixes.len() {
+                return None;
+            }
+            prefixes[n] = id;
+            n += 1;
+            id = parent;
+        }
+        prefixes[n] = 0;
+        n += 1;
+        prefixes[..n].reverse();
+        if !same {
+            let base = &self.data.entry(slot).value;
+            self.work.memo.compute(chains, slot, rule.transforms, base);
+        }
+        Some((prefixes, n))
     }
 
     /// Records a `multiMatch` rule's result on a value in the result cache (or
