@@ -15,10 +15,10 @@ enum Overflow {
     Saturate,
 }
 
-/// Parses the leading integer of `s`; `None` when there are no digits.
+/// Parses the leading integer of `s`; `None` when there are no digits. (The C
+/// string's end, a NUL byte, needs no search: NUL is neither whitespace, a sign
+/// nor a digit, so the parse stops there as at any other byte.)
 fn parse(s: &[u8], overflow: Overflow) -> Option<i64> {
-    let end = memchr::memchr(0, s).unwrap_or(s.len());
-    let s = &s[..end];
     let mut i = 0;
     while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
         i += 1;
@@ -98,6 +98,10 @@ mod tests {
         assert_eq!(atoll(b"-99999999999999999999"), i64::MIN);
         assert_eq!(atoll(b"-9223372036854775808"), i64::MIN);
         assert_eq!(atoll(b"1\x002"), 1);
+        // The C string ends at NUL wherever it is.
+        assert_eq!(atoll(b" \x005"), 0);
+        assert_eq!(atoll(b"-\x005"), 0);
+        assert_eq!(stoi(b"\x007"), 0);
         assert_eq!(atoll(b"\x0b\x0c\r\n\t 5"), 5);
         assert_eq!(atoll(b""), 0);
     }
