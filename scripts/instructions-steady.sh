@@ -7,9 +7,8 @@
 #   OPTIMIZATIONS as `bench engine --optimizations` (default all; the RuleCache
 #   issue's "without the result cache" is prune,memo,prefilter,order).
 #   `order` (in `all`) is learned from a timed, profiled pass, so its plan, and
-#   counts with it, can change from run to run (R2 with one new cookie value:
-#   516M to 715M instructions over five runs of the same binary); for
-#   comparisons, name the others (prune,memo,prefilter,cache), whose counts repeat.
+#   counts with it, may change from run to run when the timings do; for
+#   comparisons, prune,memo,prefilter,cache leaves it out.
 #   The result cache's table is rebuilt on the benchmark thread
 #   (--synchronous-cache), so its contents, and the counts, do not depend on
 #   thread scheduling; its rebuilds are counted with the requests.

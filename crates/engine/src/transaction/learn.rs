@@ -101,7 +101,8 @@ impl Transaction {
             if !unknown {
                 continue;
             }
-            let Some((prefixes, n)) = self.multi_prefixes(program, rule, slot) else {
+            let mut prefixes = [0; 64];
+            let Some(n) = self.multi_prefixes(program, rule, slot, &mut prefixes) else {
                 continue;
             };
             let long = self.data.response_body_slot() == Some(slot);

@@ -844,7 +844,8 @@ impl Transaction {
     ) -> Option<(bool, bool)> {
         let negated = rule.operator.negated;
         let chains = &program.chains;
-        let (prefixes, n) = self.multi_prefixes(program, rule, slot)?;
+        let mut prefixes = [0; 64];
+        let n = self.multi_prefixes(program, rule, slot, &mut prefixes)?;
         let long = self.data.response_body_slot() == Some(slot);
         let filter = match (rule.prefilter, &program.prefilter) {
             (Some(bit), Some(pf)) if !negated && !program.options.verify => Some((bit, pf)),
@@ -885,21 +886,25 @@ impl Transaction {
         Some((matched, any_hit))
     }
 
-    /// The prefixes of `rule`'s chain a `multiMatch` evaluation of `slot` walks,
-    /// shortest first (the raw value's chain 0 first), and how many there are,
-    /// with the chain computed in the memo. A value without a trigger byte of
-    /// the chain is the same after every step: the raw value alone, as the walk
-    /// would find (every prefix's bytes are the raw value's), without linking
-    /// the prefixes in the memo. `None` for a chain of 64 steps or more (no real
-    /// rule set has one: the plain path takes it).
+    /// Writes into `prefixes` the prefixes of `rule`'s chain a `multiMatch`
+    /// evaluation of `slot` walks, shortest first (the raw value's chain 0
+    /// first), and returns how many there are, with the chain computed in the
+    /// memo. A value without a trigger byte of the chain is the same after every
+    /// step: the raw value alone, as the walk would find (every prefix's bytes are
+    /// the raw value's), without linking the prefixes in the memo. `None` for a
+    /// chain of 64 steps or more (no real rule set has one: the plain path takes
+    /// it). (The array is the caller's: returned by value, its copy cost more
+    /// than the walk on values without trigger bytes; inlined, as the walk was
+    /// before it was shared.)
+    #[inline(always)]
     pub(super) fn multi_prefixes(
         &mut self,
         program: &crate::Program,
         rule: &Rule,
         slot: u32,
-    ) -> Option<([crate::chains::ChainId; 64], usize)> {
+        prefixes: &mut [crate::chains::ChainId; 64],
+    ) -> Option<usize> {
         let chains = &program.chains;
-        let mut prefixes = [0; 64];
         let mut n = 0;
         let base = &self.data.entry(slot).value;
         let same = self
@@ -922,7 +927,7 @@ impl Transaction {
             let base = &self.data.entry(slot).value;
             self.work.memo.compute(chains, slot, rule.transforms, base);
         }
-        Some((prefixes, n))
+        Some(n)
     }
 
     /// Records a `multiMatch` rule's result on a value in the result cache (or

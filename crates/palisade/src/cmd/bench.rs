@@ -188,6 +188,10 @@ fn engine(args: &EngineArgs) -> Result<ExitCode> {
     }
     options.verify = args.verify_inline;
     let mut program = engine_program(args, &options)?;
+    // (Before the ordering's profiled pass too, which runs on this program: its
+    // cache's rebuilds would otherwise run on a thread of their own, and what
+    // the pass does, and counts of it, would depend on their timing.)
+    program.caches.set_synchronous(args.synchronous_cache);
     if options.order {
         // Learn the order from one profiled pass over the corpus, then apply it to
         // a fresh compile (value caches empty, as for the other runs).
