@@ -186,7 +186,7 @@ pub fn render(program: &Program) -> String {
     if let Some(pf) = &program.prefilter {
         let _ = writeln!(
             out,
-            "prefilter: {} literal prefixes, {} in the response-body automaton; automata of {} KiB",
+            "prefilter: {} literal pieces, {} in the response-body automaton; automata of {} KiB",
             pf.literal_count(),
             pf.long_literal_count(),
             pf.automaton_bytes() / 1024

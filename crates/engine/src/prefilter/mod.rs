@@ -5,8 +5,9 @@
 //! occurs in its input (`@rx` with required literals, `@pm`/`@pmFromFile` phrases,
 //! `@contains`, `@beginsWith`, `@endsWith`, `@streq`, `@containsWord`) gives that
 //! literal set; all sets go into one ASCII-case-insensitive Aho-Corasick automaton.
-//! The automaton holds each literal's first [`PREFIX_MAX`] bytes only: a value that
-//! contains a literal contains its prefix, so the test stays a necessary condition,
+//! The automaton holds one [`PREFIX_MAX`]-byte piece of each longer literal only
+//! (the one benign text holds least, see [`window`]): a value that contains a
+//! literal contains each of its pieces, so the test stays a necessary condition,
 //! and the automaton is small enough to be a DFA (one table lookup per byte).
 //! At run time, a value transformed by a chain is scanned once (overlapping search,
 //! so no literal hides another) and the scan says, as a bit set over rules, which of
@@ -28,6 +29,7 @@ pub mod bytes;
 mod few;
 mod literals;
 mod table;
+mod window;
 
 #[cfg(test)]
 pub(crate) use literals::restricted;
@@ -38,7 +40,8 @@ use automaton::Matcher;
 use bytes::ByteReq;
 use few::FewLiterals;
 
-/// Literals are cut to this many bytes. Over the CRS's 6,000 distinct literals a
+/// Literals are cut to a piece of this many bytes (see [`window`]). Over the CRS's
+/// 6,000 distinct literals a
 /// DFA of the whole literals takes 85 MB (a contiguous NFA 2 MB, at two to five
 /// times the instructions per byte); of 8-byte prefixes 7 MB, and the response-body
 /// automaton's 2,363 literals 2.5 MB instead of 31 MB. Shorter prefixes admit more
@@ -523,12 +526,12 @@ impl Prefilter {
             && self.long.as_ref().is_none_or(|l| l.ac.is_table())
     }
 
-    /// Number of distinct literal prefixes of the main automaton.
+    /// Number of distinct literal pieces of the main automaton.
     pub fn literal_count(&self) -> usize {
         self.ac.as_ref().map_or(0, Matcher::literals)
     }
 
-    /// Number of distinct literal prefixes of the long-value automaton.
+    /// Number of distinct literal pieces of the long-value automaton.
     pub fn long_literal_count(&self) -> usize {
         self.long.as_ref().map_or(0, |l| l.ac.literals())
     }
@@ -567,15 +570,16 @@ fn lowered_presence(value: &[u8]) -> ByteMask {
     p
 }
 
-/// The distinct lower-cased literal prefixes (see [`PREFIX_MAX`]) of `tests`, and
-/// for each the bits of the rules it admits.
+/// The distinct lower-cased literal pieces (see [`PREFIX_MAX`] and [`window`]) of
+/// `tests`, and for each the bits of the rules it admits.
 fn index_literals<'a>(tests: impl Iterator<Item = &'a RuleTest>) -> (Vec<Vec<u8>>, Vec<Vec<u32>>) {
     let mut literals: Vec<Vec<u8>> = Vec::new();
     let mut index: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
     let mut literal_rules: Vec<Vec<u32>> = Vec::new();
+    let pieces = window::Pieces::new();
     for t in tests {
         for lit in t.literals.iter().flatten() {
-            let key = lit[..lit.len().min(PREFIX_MAX)].to_ascii_lowercase();
+            let key = pieces.window(lit);
             let i = *index.entry(key.clone()).or_insert_with(|| {
                 literals.push(key);
                 literal_rules.push(Vec::new());
@@ -953,7 +957,8 @@ mod tests {
             (1, vec![b"sleep(".to_vec()]),
         ])
         .unwrap_or_else(|| panic!("literals"));
-        // "union se" and "union al" are the automaton's patterns.
+        // "union se" and "union al" are the automaton's patterns (the pieces
+        // the window takes: no later piece is rarer).
         assert_eq!(pf.literal_count(), 3);
         let admits = |v: &[u8], bit| {
             let mut scan = Vec::new();
