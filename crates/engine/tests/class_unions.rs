@@ -187,3 +187,36 @@ fn values_too_short_once_decoded_are_passed_over_and_no_match_is_lost() {
     ];
     assert_matches(BASE64_RULES, cases);
 }
+
+/// One class (ARGS) under chains whose scan trigger bytes its values may or may
+/// not hold: a chain none of whose trigger bytes a value holds is merged from
+/// the class's raw union (`merge_raw_class_chain`), and without the result cache
+/// its rules test each value by the raw scans then lent; a chain changing a value
+/// takes that value's own scan.
+const RAW_RULES: &str = "SecRuleEngine On\n\
+SecRule ARGS \"@rx evil\" \"id:31,phase:2,t:none,t:lowercase,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS \"@rx wicked\" \"id:32,phase:2,t:none,t:urlDecodeUni,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS \"@rx wicked\" \"id:33,phase:2,t:none,t:lowercase,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS \"@rx a b\" \"id:34,phase:2,t:none,t:compressWhitespace,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n";
+
+#[test]
+fn chains_a_class_s_values_do_not_change_take_its_raw_union() {
+    let cases: &[MatchCase] = &[
+        // No trigger byte of any chain but compressWhitespace's (space): the
+        // literal in the second of three values only.
+        ("/?a=fine&b=EVIL&c=x", &[31], "ARGS:b"),
+        // (Rule 32 does not lower-case.)
+        ("/?a=fine&b=WICKED&c=x", &[33], "ARGS:b"),
+        // `%` (an argument `w%69cked` once the query string is decoded)
+        // triggers urlDecodeUni only: the decoded literal admits rule 32, the
+        // raw union holds no literal of rule 33.
+        ("/?a=fine&b=w%2569cked", &[32], "ARGS:b"),
+        // One value changed by the chain, the literal in another, unchanged.
+        ("/?a=%2541&b=wicked", &[32, 33], "ARGS:b"),
+        // compressWhitespace changes the value with two spaces only.
+        ("/?a=x&b=a%20%20b", &[34], "ARGS:b"),
+        ("/?a=x&b=a%20b", &[34], "ARGS:b"),
+        ("/?a=x&b=ab", &[], ""),
+    ];
+    assert_matches(RAW_RULES, cases);
+}

@@ -16,7 +16,7 @@
 
 use super::data::Data;
 use super::memo::TransformMemo;
-use super::tracked::HeapBytes;
+use super::tracked::{HeapBytes, Tracked};
 use super::Transaction;
 use crate::prefilter::or_into;
 use crate::prefilter::Prefilter;
@@ -196,6 +196,40 @@ impl Transaction {
         }
     }
 
+    /// Screens class `class`'s values for the current data (unless done) and
+    /// returns whether every one was screened and there is one: the class chains
+    /// whose union is then the class's raw union are merged by
+    /// [`raw_admitted_into`] without a union of their own (see
+    /// `Transaction::admit_phase`).
+    pub(crate) fn screen_class(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        class: u32,
+    ) -> bool {
+        let version = self.class_version(program, class);
+        self.class_values(program, pf, class, version);
+        self.work
+            .class_values
+            .get(class as usize)
+            .is_some_and(|cv| cv.screened && !cv.values.is_empty())
+    }
+
+    /// The per-value scans of class chain `cc` when its union is the class's raw
+    /// union for the current values (see [`Transaction::screen_class`]): the raw
+    /// scans, in resolution order, as [`ClassUnion::scans`] would hold them.
+    pub(crate) fn raw_class_scans(
+        &self,
+        program: &crate::Program,
+        cc: u32,
+    ) -> Option<&[(u32, u32)]> {
+        let ch = program.classes.class_chains.get(cc as usize)?;
+        let cv = self.work.class_values.get(ch.class as usize)?;
+        let current = cv.version == Some(self.class_version(program, ch.class))
+            && cv.memo_clears == self.work.memo.clears();
+        (current && raw_union(program, cv, ch.chain)).then_some(&cv.values[..])
+    }
+
     /// Makes class chain `cc`'s union for the current values (unless made).
     pub(crate) fn class_union(&mut self, program: &crate::Program, pf: &Prefilter, cc: u32) {
         let i = cc as usize;
@@ -317,6 +351,59 @@ impl Transaction {
             }
         }
     }
+}
+
+/// Whether the union of class chain `chain` over the screened values `cv` is
+/// their raw union: every value screened, one at least, none holding a scan
+/// trigger byte of the chain (as [`fill_union`] finds).
+#[inline]
+fn raw_union(program: &crate::Program, cv: &ClassValues, chain: crate::chains::ChainId) -> bool {
+    cv.screened
+        && !cv.values.is_empty()
+        && program
+            .chains
+            .scan_triggers(chain)
+            .is_some_and(|t| triggers::disjoint(t, &cv.bytes))
+}
+
+/// When class chain `cc`'s union is its class's raw union for the screened
+/// values `values` (the class's, made current by [`Transaction::screen_class`]):
+/// ORs the prefilter bits of the chain's rules that it admits into `into` (as
+/// [`Transaction::class_union`] finds them) and returns true; otherwise false,
+/// and `into` is as it was.
+#[inline]
+pub(crate) fn raw_admitted_into(
+    program: &crate::Program,
+    pf: &Prefilter,
+    values: &Tracked<ClassValues>,
+    cc: u32,
+    into: &mut [u64],
+) -> bool {
+    let plan = &program.classes;
+    let Some(ch) = plan.class_chains.get(cc as usize) else {
+        return false;
+    };
+    let Some(cv) = values.get(ch.class as usize) else {
+        return false;
+    };
+    if !raw_union(program, cv, ch.chain) {
+        return false;
+    }
+    for &(w, m) in plan.cc_bits(cc as usize) {
+        let mut candidates = m & cv.raw.get(w as usize).copied().unwrap_or(0);
+        let mut admitted = 0;
+        while candidates != 0 {
+            let t = candidates.trailing_zeros();
+            candidates &= candidates - 1;
+            if pf.admits(&cv.raw, w * 64 + t) {
+                admitted |= 1 << t;
+            }
+        }
+        if let Some(x) = into.get_mut(w as usize) {
+            *x |= admitted;
+        }
+    }
+    true
 }
 
 /// Which union [`fill_union`] made.

@@ -673,6 +673,28 @@ impl Transaction {
         true
     }
 
+    /// [`Transaction::merge_class_chain`] for a class chain whose union is its
+    /// class's raw union (the class screened by [`Transaction::screen_class`]):
+    /// its admitted bits are merged from the raw union in place. False (nothing
+    /// merged) when its union is not the raw one.
+    #[inline]
+    fn merge_raw_class_chain(&mut self, program: &crate::Program, pf: &Prefilter, cc: u32) -> bool {
+        let i = cc as usize;
+        let work = &mut self.work;
+        let a = &mut work.admission;
+        if a.class_chains.get(i) == Some(&a.epoch) {
+            return true;
+        }
+        if !super::classes::raw_admitted_into(program, pf, &work.class_values, cc, &mut a.bits) {
+            return false;
+        }
+        if a.class_chains.len() <= i {
+            a.class_chains.resize(i + 1, 0);
+        }
+        a.class_chains[i] = a.epoch;
+        true
+    }
+
     /// Merges the groups of a phase's stop plan with a gated step with a
     /// prefilter bit and not covered by the cached values (`covered`, by
     /// position), as [`Transaction::ensure_group_admitted`] on each would, but
@@ -717,8 +739,15 @@ impl Transaction {
                 continue;
             }
             let chains = plan.class_chains.get(start as usize..end as usize);
+            // Every value screened: the chains none of whose trigger bytes a value
+            // holds have the class's raw union, whose admitted bits are worked out
+            // in place, without a union of their own.
+            let screened = self.screen_class(program, pf, class);
             for &(cc, _, xml_only) in chains.unwrap_or_default() {
                 if xml && xml_only {
+                    continue;
+                }
+                if screened && self.merge_raw_class_chain(program, pf, cc) {
                     continue;
                 }
                 if !self.merge_class_chain(program, pf, cc) {
@@ -778,6 +807,9 @@ impl Transaction {
             // was passed over, and its union may be an earlier transaction's.
             if let Some(cu) = self.current_class_union(program, cc) {
                 scans.extend_from_slice(&cu.scans);
+            } else if let Some(raw) = self.raw_class_scans(program, cc) {
+                // Merged from its class's raw union (`merge_raw_class_chain`).
+                scans.extend_from_slice(raw);
             }
         }
         Some(ValueScans { scans })
