@@ -188,8 +188,26 @@ pub struct ListPlan {
     pub rule_runs: Vec<(u32, u64)>,
     /// The pure classes that hold only the values with one key, by key (lower
     /// case, compared ignoring ASCII case): their classes and rules together
-    /// with the key-less ones above.
+    /// with the key-less ones above. In order of key length ...
     pub keyed: Vec<KeyedPlan>,
+    /// ... from `keyed_starts[n]` to `keyed_starts[n + 1]` the keys of `n`
+    /// bytes (see [`ListPlan::keyed_plan`]).
+    pub keyed_starts: Vec<u32>,
+}
+
+impl ListPlan {
+    /// The keyed plan of a value's key (compared ignoring ASCII case): only the
+    /// keys of its length are compared (a header list has some twenty keys that
+    /// classes name).
+    #[inline]
+    pub fn keyed_plan(&self, key: &[u8]) -> Option<&KeyedPlan> {
+        let n = key.len();
+        let (&a, &b) = (self.keyed_starts.get(n)?, self.keyed_starts.get(n + 1)?);
+        self.keyed
+            .get(a as usize..b as usize)?
+            .iter()
+            .find(|kp| key.eq_ignore_ascii_case(&kp.key))
+    }
 }
 
 /// The pure classes holding a list's values with one key (see [`ListPlan`]).
@@ -531,6 +549,7 @@ impl ClassPlan {
                         rules: vec![0; rule_words],
                         rule_runs: Vec::new(),
                         keyed: Vec::new(),
+                        keyed_starts: Vec::new(),
                     },
                 );
                 let (classes, rules_of) = match &class.key {
@@ -564,6 +583,11 @@ impl ClassPlan {
                 k.rule_runs = runs(&k.rules);
             }
             lp.rule_runs = runs(&lp.rules);
+            lp.keyed.sort_by_key(|k| k.key.len());
+            let longest = lp.keyed.last().map_or(0, |k| k.key.len());
+            lp.keyed_starts = (0..=longest + 1)
+                .map(|n| lp.keyed.partition_point(|k| k.key.len() < n) as u32)
+                .collect();
         }
         self.lists = lists;
     }
@@ -718,6 +742,45 @@ mod tests {
         assert!(!h.all && h.classes.iter().all(|&w| w == 0));
         assert!(has(&h.keyed[0].classes, ua) && !has(&h.keyed[0].classes, headers));
         assert!(has(&h.keyed[0].rules, r1) && !has(&h.keyed[0].rules, r2));
+    }
+
+    #[test]
+    fn a_values_keyed_plan_is_found_among_the_keys_of_its_length() {
+        let program = Program::from_str(
+            "t.conf",
+            "SecRuleEngine On\n\
+             SecRule REQUEST_HEADERS:User-Agent \"@rx a\" \"id:1,phase:1,pass\"\n\
+             SecRule REQUEST_HEADERS:Host \"@rx b\" \"id:2,phase:1,pass\"\n\
+             SecRule REQUEST_HEADERS:Referer \"@rx c\" \"id:3,phase:1,pass\"\n\
+             SecRule REQUEST_HEADERS:Accept \"@rx d\" \"id:4,phase:1,pass\"\n\
+             SecRule REQUEST_HEADERS:Origin \"@rx e\" \"id:5,phase:1,pass\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let h = program
+            .classes
+            .lists
+            .iter()
+            .find(|l| l.var == Var::RequestHeaders)
+            .unwrap_or_else(|| panic!("headers"));
+        assert_eq!(h.keyed.len(), 5);
+        let found = |key: &[u8]| h.keyed_plan(key).map(|k| k.key.clone());
+        for key in ["user-agent", "host", "referer", "accept", "origin"] {
+            assert_eq!(found(key.as_bytes()), Some(key.as_bytes().to_vec()));
+        }
+        // Ignoring ASCII case; two keys of six bytes.
+        assert_eq!(found(b"ORIGIN"), Some(b"origin".to_vec()));
+        assert_eq!(found(b"Accept"), Some(b"accept".to_vec()));
+        // Keys no class names, of a length some key has, of none, and longer
+        // than every key.
+        for key in [
+            &b"cookie"[..],
+            b"",
+            b"x",
+            b"user-agents",
+            b"x-forwarded-for-long",
+        ] {
+            assert_eq!(found(key), None, "{key:?}");
+        }
     }
 
     #[test]

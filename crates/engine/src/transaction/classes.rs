@@ -330,8 +330,7 @@ impl Transaction {
             let keyed = if lp.keyed.is_empty() {
                 None
             } else {
-                let key = &data.entry(slot).key;
-                lp.keyed.iter().find(|kp| key.eq_ignore_ascii_case(&kp.key))
+                lp.keyed_plan(&data.entry(slot).key)
             };
             let (classes, rules) = match keyed {
                 Some(kp) => (&kp.classes, &kp.rule_runs),
