@@ -116,8 +116,11 @@ pub const SAMPLE_EVERY: u32 = 4;
 /// Longest window (transactions).
 pub const MAX_WINDOW: u64 = 4096;
 const FIRST_WINDOW: u64 = 16;
-/// Newly repeated values that end a window early while the table has room.
-const EARLY_REPEATED: usize = 8;
+/// Newly repeated values that end a window early while the table has room: one
+/// is enough (a request that repeats with a few new values, replayed alone, would
+/// otherwise wait out a whole window of up to [`MAX_WINDOW`] transactions
+/// uncached); the spacing of early rebuilds bounds their cost.
+const EARLY_REPEATED: usize = 1;
 
 /// Marks a result id as a `multiMatch` rule's.
 pub const MULTI: u32 = 1 << 31;
@@ -969,21 +972,39 @@ mod tests {
     #[test]
     fn newly_repeated_values_end_a_long_window_early_while_there_is_room() {
         let c = cache(100);
-        window(&c, &[(b"a", 1)], 2);
-        window(&c, &[(b"b", 1)], 2);
+        // Windows without a repeated value end at their length, which doubles:
+        // 16, then 32 transactions (four transactions per sampled report).
+        for _ in 0..4 {
+            c.report(std::iter::empty());
+        }
+        assert_eq!(c.rebuilds(), 1);
+        for _ in 0..8 {
+            c.report(std::iter::empty());
+        }
         assert_eq!(c.rebuilds(), 2);
-        // The window is now 64 transactions long; ten values repeated within the
-        // first 16 are admitted without waiting for the rest of it.
+        // The window is now 64 transactions long; one value repeated within its
+        // first 16 is admitted then, without waiting for the rest of it.
+        for _ in 0..2 {
+            c.report([(&b"single"[..], 3)].into_iter());
+        }
+        assert_eq!(c.rebuilds(), 2);
+        assert!(c.lookup(b"single").is_none());
+        for _ in 0..2 {
+            c.report(std::iter::empty());
+        }
+        assert_eq!(c.rebuilds(), 3);
+        assert!(c.lookup(b"single").is_some());
+        // Early rebuilds are spaced: ten values repeated right after wait for
+        // the next 16 transactions.
         let values: Vec<Vec<u8>> = (0..10).map(|i| format!("v{i}").into_bytes()).collect();
         let batch: Vec<(&[u8], u32)> = values.iter().map(|v| (v.as_slice(), 3)).collect();
         for _ in 0..2 {
             c.report(batch.iter().copied());
         }
-        assert_eq!(c.rebuilds(), 2);
-        for _ in 0..2 {
-            c.report(std::iter::empty());
-        }
+        c.report(std::iter::empty());
         assert_eq!(c.rebuilds(), 3);
+        c.report(std::iter::empty());
+        assert_eq!(c.rebuilds(), 4);
         assert!(c.lookup(b"v7").is_some());
     }
 
