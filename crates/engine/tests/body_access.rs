@@ -64,3 +64,38 @@ fn response_body_follows_the_mime_types_up_to_case_and_spaces() {
         b"text/html"
     ));
 }
+
+/// Phase 4 moves the response body into RESPONSE_BODY (no copy): the body is
+/// still what `Transaction::response_body` and the audit record's part E give,
+/// and bytes appended after it are added to the same body, which a second phase 4
+/// inspects whole.
+#[test]
+fn the_response_body_is_kept_whole_through_phase_4() {
+    let conf = "SecRuleEngine On\nSecResponseBodyAccess On\n\
+        SecResponseBodyMimeType text/plain\nSecAuditLogParts ABEFHZ\n\
+        SecRule RESPONSE_BODY \"@contains secret\" \"id:1,phase:4,pass,log\"\n\
+        SecRule RESPONSE_BODY \"@contains second\" \"id:2,phase:4,pass,log\"\n\
+        SecRule RESPONSE_CONTENT_LENGTH \"@eq 17\" \"id:3,phase:4,pass,log\"\n";
+    let program = Program::from_str("t.conf", conf).unwrap_or_else(|e| panic!("{e}"));
+    let mut tx = Transaction::new(program, &Connection::default());
+    tx.process_uri("/", "GET", "1.1");
+    tx.add_request_header(b"Host", b"example.com");
+    tx.process_request_headers();
+    tx.process_request_body();
+    tx.add_response_header(b"Content-Type", b"text/plain");
+    tx.process_response_headers(200, "HTTP/1.1");
+    tx.append_response_body(b"the ");
+    tx.append_response_body(b"secret");
+    tx.process_response_body();
+    let ids = |tx: &Transaction| tx.matched_rules().iter().map(|m| m.id).collect::<Vec<_>>();
+    assert_eq!(ids(&tx), [1]);
+    assert_eq!(tx.response_body(), b"the secret");
+    let record = engine::audit_json::render_value(&tx);
+    assert_eq!(record["transaction"]["response"]["body"], "the secret");
+    // More bytes after phase 4, then phase 4 again: the whole body.
+    tx.append_response_body(b" second");
+    assert_eq!(tx.response_body(), b"the secret second");
+    tx.process_response_body();
+    assert_eq!(tx.response_body(), b"the secret second");
+    assert_eq!(ids(&tx), [1, 1, 2, 3]);
+}

@@ -155,6 +155,17 @@ impl Data {
         self.set_concat(var, &[value]);
     }
 
+    /// Sets a single-valued variable to the bytes of `value` without copying
+    /// them: the buffer is swapped into the arena slot, and `value` is left with
+    /// the slot's earlier buffer, cleared.
+    pub fn set_swapped(&mut self, var: Var, value: &mut Vec<u8>) {
+        self.lists[var as usize].clear();
+        let slot = self.push(var, b"", b"");
+        if let Some(e) = self.arena.get_mut(slot as usize) {
+            std::mem::swap(&mut e.value, value);
+        }
+    }
+
     /// Sets a single-valued variable to the concatenation of `parts`, written
     /// into the arena slot's buffer (no string built first).
     pub fn set_concat(&mut self, var: Var, parts: &[&[u8]]) {

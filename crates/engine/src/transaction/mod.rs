@@ -189,7 +189,13 @@ pub struct Transaction {
     /// (see `resolve.rs` `dynamic_scalar`).
     full_request: Option<(usize, usize)>,
     request_body_truncated: bool,
+    /// The response body received so far, until phase 4 moves it into the
+    /// arena's RESPONSE_BODY slot (see `response_body_in_arena`).
     response_body: Vec<u8>,
+    /// Phase 4 moved the response body into the arena (a buffer swap, not a
+    /// copy): `response_body` is then an empty buffer, and
+    /// [`Transaction::response_body`] reads the arena.
+    response_body_in_arena: bool,
     body_processor: Option<String>,
     request_body_access: Option<bool>,
     response_body_access: Option<bool>,
@@ -259,6 +265,7 @@ impl Transaction {
             full_request: None,
             request_body_truncated: false,
             response_body: Vec::new(),
+            response_body_in_arena: false,
             body_processor: None,
             request_body_access: None,
             response_body_access: None,
@@ -354,7 +361,23 @@ impl Transaction {
 
     /// The response body as inspected (within the limit).
     pub fn response_body(&self) -> &[u8] {
-        &self.response_body
+        match self.data.response_body_slot() {
+            Some(slot) if self.response_body_in_arena => &self.data.entry(slot).value,
+            _ => &self.response_body,
+        }
+    }
+
+    /// The response body's buffer for more bytes: after phase 4 moved it into
+    /// the arena, a copy of it (the arena keeps RESPONSE_BODY as phase 4 saw it).
+    fn response_body_buf(&mut self) -> &mut Vec<u8> {
+        if std::mem::take(&mut self.response_body_in_arena) {
+            if let Some(slot) = self.data.response_body_slot() {
+                let body = &self.data.entry(slot).value;
+                self.response_body.clear();
+                self.response_body.extend_from_slice(body);
+            }
+        }
+        &mut self.response_body
     }
 
     /// The (key, value) pairs of a stored variable (headers, arguments, ...).
@@ -785,7 +808,7 @@ impl Transaction {
         let limit = self
             .response_body_limit
             .unwrap_or(self.program.config.response_body_limit);
-        let current = self.response_body.len() as u64;
+        let current = self.response_body_buf().len() as u64;
         if limit > 0 && current + chunk.len() as u64 > limit {
             self.data.set(Var::OutboundDataError, b"1");
             let room = limit.saturating_sub(current) as usize;
@@ -806,13 +829,14 @@ impl Transaction {
             if !self.data.has(Var::OutboundDataError) {
                 self.data.set(Var::OutboundDataError, b"0");
             }
-            let body = std::mem::take(&mut self.response_body);
-            self.data.set(Var::ResponseBody, &body);
-            self.data.set(
-                Var::ResponseContentLength,
-                body.len().to_string().as_bytes(),
-            );
-            self.response_body = body;
+            // Moved into the arena, not copied (a second call takes it back
+            // first).
+            let len = self.response_body_buf().len();
+            self.data
+                .set_swapped(Var::ResponseBody, &mut self.response_body);
+            self.response_body_in_arena = true;
+            self.data
+                .set(Var::ResponseContentLength, len.to_string().as_bytes());
         }
         self.run(4);
         self.intervention.as_ref()
