@@ -290,20 +290,8 @@ impl Transaction {
             Union::Raw => &cv.raw,
             Union::Filled => &u.bits,
         };
-        for &(w, m) in plan.cc_bits(i) {
-            let mut candidates = m & bits.get(w as usize).copied().unwrap_or(0);
-            let mut admitted = 0;
-            while candidates != 0 {
-                let t = candidates.trailing_zeros();
-                candidates &= candidates - 1;
-                if pf.admits(bits, w * 64 + t) {
-                    admitted |= 1 << t;
-                }
-            }
-            if admitted != 0 {
-                u.admitted.push((w, admitted));
-            }
-        }
+        u.admitted
+            .extend(admitted_words(plan, pf, i, bits).filter(|&(_, a)| a != 0));
     }
 
     /// Makes list `li`'s part of the settle (see [`ListMaybe`]) for the current
@@ -388,21 +376,36 @@ pub(crate) fn raw_admitted_into(
     if !raw_union(program, cv, ch.chain) {
         return false;
     }
-    for &(w, m) in plan.cc_bits(cc as usize) {
-        let mut candidates = m & cv.raw.get(w as usize).copied().unwrap_or(0);
-        let mut admitted = 0;
-        while candidates != 0 {
-            let t = candidates.trailing_zeros();
-            candidates &= candidates - 1;
-            if pf.admits(&cv.raw, w * 64 + t) {
-                admitted |= 1 << t;
-            }
-        }
+    for (w, admitted) in admitted_words(plan, pf, cc as usize, &cv.raw) {
         if let Some(x) = into.get_mut(w as usize) {
             *x |= admitted;
         }
     }
     true
+}
+
+/// The prefilter bits of class chain `cc`'s rules that the union `bits` admits
+/// (literal found, byte requirement met), as (word, bits) pairs over the words
+/// of [`crate::classes::ClassPlan::cc_bits`] (a pair may hold no bit).
+#[inline]
+fn admitted_words<'a>(
+    plan: &'a crate::classes::ClassPlan,
+    pf: &'a Prefilter,
+    cc: usize,
+    bits: &'a [u64],
+) -> impl Iterator<Item = (u32, u64)> + 'a {
+    plan.cc_bits(cc).iter().map(move |&(w, m)| {
+        let mut candidates = m & bits.get(w as usize).copied().unwrap_or(0);
+        let mut admitted = 0;
+        while candidates != 0 {
+            let t = candidates.trailing_zeros();
+            candidates &= candidates - 1;
+            if pf.admits(bits, w * 64 + t) {
+                admitted |= 1 << t;
+            }
+        }
+        (w, admitted)
+    })
 }
 
 /// Which union [`fill_union`] made.
@@ -439,16 +442,14 @@ fn fill_union(
     let mut empty_scan: Option<u32> = None;
     let keep_scans = program.options.memo && !program.options.value_cache;
     let triggers = program.chains.scan_triggers(ch.chain).copied();
-    // No value holds a scan trigger byte of the chain: the raw union.
-    if let (true, Some(t)) = (cv.screened, triggers) {
-        if triggers::disjoint(&t, &cv.bytes) {
-            // (Under a `multiMatch` chain too: every intermediate value is the raw
-            // one up to case, and so is its scan.)
-            if keep_scans {
-                u.scans.extend_from_slice(&cv.values);
-            }
-            return Union::Raw;
+    // No value holds a scan trigger byte of the chain: the raw union. (Under a
+    // `multiMatch` chain too: every intermediate value is the raw one up to
+    // case, and so is its scan.)
+    if raw_union(program, cv, ch.chain) {
+        if keep_scans {
+            u.scans.extend_from_slice(&cv.values);
         }
+        return Union::Raw;
     }
     u.bits.clear();
     // Every value screened: the union starts from the raw union, which holds the
