@@ -10,7 +10,8 @@ use clap::{Parser, Subcommand};
 /// thread; glibc's allocator spent about 10% of an engine-Off proxy's CPU time on
 /// them (perf), mimalloc's per-thread free lists a fraction of it. Built without
 /// transparent huge pages (`no_thp`): with them a CRS proxy's idle RSS grew from
-/// 138 to 180 MB.
+/// 138 to 180 MB, and its PSS under R2 load from 72 to 97 MB for no measurable
+/// gain in requests per second (docs/PERFORMANCE.md, session 47).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
