@@ -2,6 +2,8 @@
 //! ModSecurity-style error-log line per rule and (in `audit_json`) the JSON audit
 //! record.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 /// A rule that matched (and is logged), with the data ModSecurity logs.
@@ -18,17 +20,17 @@ pub struct MatchedRule {
     /// `severity` (0-7), if any.
     pub severity: Option<u8>,
     /// `tag`s.
-    pub tags: Vec<String>,
+    pub tags: Arc<[String]>,
     /// `rev`, `ver`, `maturity`, `accuracy` as given.
-    pub rev: String,
+    pub rev: Arc<str>,
     /// `ver`.
-    pub ver: String,
+    pub ver: Arc<str>,
     /// `maturity`.
-    pub maturity: String,
+    pub maturity: Arc<str>,
     /// `accuracy`.
-    pub accuracy: String,
+    pub accuracy: Arc<str>,
     /// The file and line of the rule.
-    pub file: String,
+    pub file: Arc<str>,
     /// The line.
     pub line: u32,
     /// The variable that matched last (`ARGS:id`).
@@ -36,11 +38,59 @@ pub struct MatchedRule {
     /// Its (transformed) value.
     pub matched_var: String,
     /// The operator and argument (`@rx ...`).
-    pub operator: String,
+    pub operator: Arc<str>,
     /// Whether the rule's disruptive action was applied (engine On).
     pub disruptive: bool,
     /// Whether the match goes to the audit log (`auditlog`/`noauditlog`).
     pub auditlog: bool,
+}
+
+/// The parts of a rule's records that do not depend on the request: made once,
+/// when the rule is compiled, and shared by every record of it (a logged match
+/// copies no tag, file name or operator text; a CRS `@rx` argument is often
+/// kilobytes long).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordParts {
+    /// `tag`s.
+    pub tags: Arc<[String]>,
+    /// `rev` (empty when not given).
+    pub rev: Arc<str>,
+    /// `ver`.
+    pub ver: Arc<str>,
+    /// `maturity`.
+    pub maturity: Arc<str>,
+    /// `accuracy`.
+    pub accuracy: Arc<str>,
+    /// The rule's file.
+    pub file: Arc<str>,
+    /// The operator and argument as logged (`!@rx ...`).
+    pub operator: Arc<str>,
+}
+
+impl RecordParts {
+    /// The parts of a rule with metadata `meta`, written in `file`, whose
+    /// operator is `@name argument` (negated: `!@name argument`).
+    pub fn new(
+        meta: &crate::rule::Meta,
+        file: &str,
+        (name, argument, negated): (&str, &str, bool),
+    ) -> RecordParts {
+        let text = |o: &Option<String>| Arc::from(o.as_deref().unwrap_or_default());
+        RecordParts {
+            tags: meta.tags.iter().cloned().collect(),
+            rev: text(&meta.rev),
+            ver: text(&meta.ver),
+            maturity: text(&meta.maturity),
+            accuracy: text(&meta.accuracy),
+            file: Arc::from(file),
+            operator: Arc::from(format!(
+                "{}@{} {}",
+                if negated { "!" } else { "" },
+                name,
+                argument
+            )),
+        }
+    }
 }
 
 /// Severity names by level.
@@ -70,7 +120,7 @@ impl MatchedRule {
         s.push_str(&format!("[file \"{}\"] [line \"{}\"] [id \"{}\"] [rev \"{}\"] [msg \"{}\"] [data \"{}\"] [severity \"{}\"] [ver \"{}\"] [maturity \"{}\"] [accuracy \"{}\"]",
             escape(&self.file), self.line, self.id, escape(&self.rev), escape(&self.msg), escape(&self.data),
             self.severity.map_or(0, u32::from), escape(&self.ver), escape(&self.maturity), escape(&self.accuracy)));
-        for t in &self.tags {
+        for t in self.tags.iter() {
             s.push_str(&format!(" [tag \"{}\"]", escape(t)));
         }
         s.push_str(&format!(

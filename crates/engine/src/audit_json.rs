@@ -11,13 +11,10 @@ use serde_json::{json, Map, Value};
 
 use crate::audit::MatchedRule;
 use crate::collection::{now_unix, CivilTime};
+use crate::lossy::lossy;
 use crate::transaction::{Sanitise, Transaction};
 use crate::variable::Var;
 use crate::EngineMode;
-
-fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn mask(s: &str) -> String {
     "*".repeat(s.chars().count())
@@ -154,8 +151,8 @@ fn message(m: &MatchedRule, sanitised: &[Sanitise]) -> Value {
             "ver": m.ver,
             "rev": m.rev,
             "tags": m.tags,
-            "maturity": if m.maturity.is_empty() { "0".to_string() } else { m.maturity.clone() },
-            "accuracy": if m.accuracy.is_empty() { "0".to_string() } else { m.accuracy.clone() },
+            "maturity": if m.maturity.is_empty() { "0".to_string() } else { m.maturity.to_string() },
+            "accuracy": if m.accuracy.is_empty() { "0".to_string() } else { m.accuracy.to_string() },
         }
     })
 }

@@ -934,11 +934,17 @@ impl Compiler<'_> {
         };
         let log_flag = log.or(default_log).unwrap_or(true);
         let audit_flag = auditlog.or(default_auditlog).unwrap_or(log_flag);
+        let file = self.loaded.sources.path(span.file).display().to_string();
+        let record = crate::audit::RecordParts::new(
+            &meta,
+            &file,
+            (op_name, &argument, rule.operator.negated),
+        );
         Some(Rule {
             id: if starter { chain_id } else { 0 },
             chain_id,
             phase,
-            file: self.loaded.sources.path(span.file).display().to_string(),
+            file,
             line: span.line,
             unconditional: rule.kind == seclang::RuleKind::SecAction,
             targets,
@@ -960,6 +966,7 @@ impl Compiler<'_> {
             log: log_flag,
             auditlog: audit_flag,
             meta,
+            record,
             ctls,
             skip,
             skip_after: None,

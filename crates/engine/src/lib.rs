@@ -21,6 +21,7 @@ pub mod collection;
 mod compile;
 pub mod config;
 pub mod lean;
+pub mod lossy;
 pub mod macros;
 pub mod operator;
 pub mod ordering;

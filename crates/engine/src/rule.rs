@@ -475,6 +475,8 @@ pub struct Rule {
     pub auditlog: bool,
     /// Metadata.
     pub meta: Meta,
+    /// What its records share (see [`crate::audit::RecordParts`]).
+    pub record: crate::audit::RecordParts,
     /// `ctl` actions.
     pub ctls: Vec<CtlAction>,
     /// `skip:N`.

@@ -117,6 +117,7 @@
 //! limit).
 
 use super::{c_isspace, Arg};
+use crate::lossy::lossy;
 
 /// libmodsecurity's `MULTIPART_BUF_SIZE`: the longest line handled at once.
 pub const MULTIPART_BUF_SIZE: usize = 4096;
@@ -448,10 +449,6 @@ fn cstr(b: &[u8]) -> &[u8] {
         Some(p) => &b[..p],
         None => b,
     }
-}
-
-fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 impl Parser {

@@ -1190,7 +1190,7 @@ impl Transaction {
             let (mvn, mv) = self
                 .state
                 .matched_var()
-                .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v).into_owned()))
+                .map(|(n, v)| (n.to_string(), crate::lossy::lossy(v)))
                 .unwrap_or_default();
             let record = MatchedRule {
                 id: rule.id,
@@ -1208,21 +1208,16 @@ impl Transaction {
                     .map(|m| self.expand_string(m, Some(rule)))
                     .unwrap_or_default(),
                 severity: rule.meta.severity,
-                tags: rule.meta.tags.clone(),
-                rev: rule.meta.rev.clone().unwrap_or_default(),
-                ver: rule.meta.ver.clone().unwrap_or_default(),
-                maturity: rule.meta.maturity.clone().unwrap_or_default(),
-                accuracy: rule.meta.accuracy.clone().unwrap_or_default(),
-                file: rule.file.clone(),
+                tags: rule.record.tags.clone(),
+                rev: rule.record.rev.clone(),
+                ver: rule.record.ver.clone(),
+                maturity: rule.record.maturity.clone(),
+                accuracy: rule.record.accuracy.clone(),
+                file: rule.record.file.clone(),
                 line: rule.line,
                 matched_var_name: mvn,
                 matched_var: mv,
-                operator: format!(
-                    "{}@{} {}",
-                    if rule.operator.negated { "!" } else { "" },
-                    rule.operator.name,
-                    rule.operator.argument
-                ),
+                operator: rule.record.operator.clone(),
                 disruptive: disruptive_applies,
                 auditlog: rule.auditlog,
             };

@@ -393,7 +393,7 @@ impl Transaction {
     pub(crate) fn expand_string(&self, m: &MacroString, rule: Option<&Rule>) -> String {
         let mut buf = Vec::new();
         self.expand(m, rule, &mut buf);
-        String::from_utf8_lossy(&buf).into_owned()
+        crate::lossy::lossy_owned(buf)
     }
 }
 
