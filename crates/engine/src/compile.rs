@@ -944,7 +944,6 @@ impl Compiler<'_> {
             id: if starter { chain_id } else { 0 },
             chain_id,
             phase,
-            file,
             line: span.line,
             unconditional: rule.kind == seclang::RuleKind::SecAction,
             targets,

@@ -441,9 +441,7 @@ pub struct Rule {
     pub chain_id: u32,
     /// The phase (1-5).
     pub phase: u8,
-    /// Where the rule was written.
-    pub file: String,
-    /// Line in that file.
+    /// The line it was written at (in `record.file`).
     pub line: u32,
     /// Whether this is a SecAction (no targets; always matches).
     pub unconditional: bool,
@@ -475,7 +473,8 @@ pub struct Rule {
     pub auditlog: bool,
     /// Metadata.
     pub meta: Meta,
-    /// What its records share (see [`crate::audit::RecordParts`]).
+    /// What its records share (see [`crate::audit::RecordParts`]), among them
+    /// the file the rule was written in.
     pub record: crate::audit::RecordParts,
     /// `ctl` actions.
     pub ctls: Vec<CtlAction>,

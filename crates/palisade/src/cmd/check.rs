@@ -192,7 +192,7 @@ fn regex_fallbacks(program: &engine::Program) -> Vec<Fallback> {
             engine::rule::CompiledOp::Static(op) => match op.regex_engine() {
                 Some(engine::operator::RegexEngine::Backtracking { reason }) => Some(Fallback {
                     rule: r.chain_id,
-                    location: format!("{}:{}", r.file, r.line),
+                    location: format!("{}:{}", r.record.file, r.line),
                     reason: reason.to_string(),
                 }),
                 _ => None,
