@@ -188,6 +188,12 @@ impl StopPlan {
         plan
     }
 
+    /// The groups' class masks, one word each, when masks are one word.
+    #[inline]
+    pub fn single_word_masks(&self) -> Option<&[u64]> {
+        (self.mask_words == 1).then_some(&self.group_masks[..])
+    }
+
     /// Group `k`'s (by position) class mask.
     #[inline]
     pub fn group_mask(&self, k: usize) -> &[u64] {

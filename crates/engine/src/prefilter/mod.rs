@@ -106,6 +106,9 @@ pub struct Prefilter {
     always: Vec<u64>,
     /// Byte requirements by rule bit.
     bytes: Vec<Option<ByteReq>>,
+    /// The bits of rules with a byte requirement (the others are admitted by
+    /// their bit alone: see [`Prefilter::admitted_in`]).
+    with_req: Vec<u64>,
     /// Rules whose bit a scan also sets when the value holds one of their escape
     /// bytes: per byte (lower-cased, as presence sets hold them), its run in
     /// `escape_bits`, the bits of the rules it admits as (word, bits) pairs.
@@ -201,6 +204,12 @@ impl Prefilter {
         if !useful && tests.iter().all(|t| t.literals.is_none()) {
             return None;
         }
+        let mut with_req = vec![0u64; (rules as usize).div_ceil(64)];
+        for (bit, req) in bytes.iter().enumerate() {
+            if req.is_some() {
+                with_req[bit / 64] |= 1 << (bit % 64);
+            }
+        }
         let mut escape_runs = Vec::with_capacity(256);
         let mut escape_bits = Vec::new();
         for bits in escapes {
@@ -225,6 +234,7 @@ impl Prefilter {
             rules,
             always,
             bytes,
+            with_req,
             escape_runs,
             escape_bits,
             escape_union,
@@ -505,6 +515,28 @@ impl Prefilter {
             presence: self.words(),
             req: self.byte_req(bit),
         }
+    }
+
+    /// Of the bits `candidates` of word `w`, set in the scan result `scan`, those
+    /// [`Prefilter::admits`] admits: a bit without a byte requirement by itself,
+    /// one with a requirement when the scan's presence set meets it (tested bit
+    /// by bit for those only).
+    #[inline]
+    pub fn admitted_in(&self, scan: &[u64], w: u32, candidates: u64) -> u64 {
+        if candidates == 0 {
+            return 0;
+        }
+        let req = self.with_req.get(w as usize).copied().unwrap_or(0);
+        let mut admitted = candidates & !req;
+        let mut tested = candidates & req;
+        while tested != 0 {
+            let t = tested.trailing_zeros();
+            tested &= tested - 1;
+            if self.admits(scan, w * 64 + t) {
+                admitted |= 1 << t;
+            }
+        }
+        admitted
     }
 
     /// The byte requirement of the rule with `bit`.

@@ -395,16 +395,8 @@ fn admitted_words<'a>(
     bits: &'a [u64],
 ) -> impl Iterator<Item = (u32, u64)> + 'a {
     plan.cc_bits(cc).iter().map(move |&(w, m)| {
-        let mut candidates = m & bits.get(w as usize).copied().unwrap_or(0);
-        let mut admitted = 0;
-        while candidates != 0 {
-            let t = candidates.trailing_zeros();
-            candidates &= candidates - 1;
-            if pf.admits(bits, w * 64 + t) {
-                admitted |= 1 << t;
-            }
-        }
-        (w, admitted)
+        let candidates = m & bits.get(w as usize).copied().unwrap_or(0);
+        (w, pf.admitted_in(bits, w, candidates))
     })
 }
 

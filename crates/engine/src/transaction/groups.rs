@@ -118,6 +118,35 @@ impl Admission {
                 .all(|(m, (u, k))| m & (u | k) == 0)
     }
 
+    /// [`Admission::covers`] for every group of a phase's stop plan, in plan
+    /// order, into `covered`: the classes that are uncached or unknown are ORed
+    /// once, and with one mask word (CRS: 32 classes) a group costs one AND.
+    pub(crate) fn covers_groups(
+        &self,
+        plan: &crate::step_stops::StopPlan,
+        xml: bool,
+        covered: &mut Vec<bool>,
+    ) {
+        let bad: smallvec::SmallVec<[u64; 2]> = self
+            .uncached
+            .iter()
+            .zip(&self.unknown)
+            .map(|(u, k)| u | k)
+            .collect();
+        let open = |g: &crate::step_stops::PhaseGroup| !(g.unclassed || (g.xml && xml));
+        match (&bad[..], plan.single_word_masks()) {
+            ([b], Some(masks)) => covered.extend(
+                plan.groups
+                    .iter()
+                    .zip(masks)
+                    .map(|(g, &m)| open(g) && m & b == 0),
+            ),
+            _ => covered.extend(plan.groups.iter().enumerate().map(|(k, g)| {
+                open(g) && plan.group_mask(k).iter().zip(&bad).all(|(m, b)| m & b == 0)
+            })),
+        }
+    }
+
     /// The admitted prefilter bits.
     #[inline]
     pub(crate) fn admitted_bits(&self) -> &[u64] {

@@ -126,9 +126,14 @@ impl Transaction {
         covered.clear();
         if cache {
             let xml = self.xml.is_some() || self.xml_failed;
-            let a = &self.work.admission;
+            self.work.admission.covers_groups(plan, xml, &mut covered);
+            #[cfg(debug_assertions)]
             for (k, pg) in plan.groups.iter().enumerate() {
-                covered.push(a.covers((pg.unclassed, pg.xml && xml), plan.group_mask(k)));
+                let a = &self.work.admission;
+                debug_assert_eq!(
+                    covered[k],
+                    a.covers((pg.unclassed, pg.xml && xml), plan.group_mask(k))
+                );
             }
         } else {
             covered.resize(plan.groups.len(), false);
