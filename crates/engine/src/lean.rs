@@ -38,6 +38,14 @@ pub enum LeanTarget {
         /// A count (`&VAR`).
         count: bool,
     },
+    /// The TX members a key regex selects, or all of them (`TX:/^header_name_/`,
+    /// `TX`): the rule's only target, `rule.targets[target]`. The members are
+    /// tested as they were before the first match's effects, as the general
+    /// path's candidate list has them.
+    TxSelected {
+        /// The target's position in the rule's targets.
+        target: usize,
+    },
     /// One TX member by name (`TX:score`), or its count (0 or 1).
     Tx {
         /// The key (lower case, as compiled; MATCHED_VAR_NAME shows it so).
@@ -73,14 +81,21 @@ pub fn plan(rule: &Rule) -> Option<LeanPlan> {
     {
         return None;
     }
+    let only = rule.targets.len() == 1;
     let targets = rule
         .targets
         .iter()
-        .map(|t| match (&t.sel, t.var) {
+        .enumerate()
+        .map(|(i, t)| match (&t.sel, t.var) {
             (KeySel::Key(k), Var::Tx) => Some(LeanTarget::Tx {
                 key: k.clone(),
                 count: t.count,
             }),
+            // Several targets would each be read after the earlier ones' matches
+            // ran their `setvar`s, where the general path reads them all first.
+            (KeySel::Regex(_) | KeySel::All, Var::Tx) if only && !t.count => {
+                Some(LeanTarget::TxSelected { target: i })
+            }
             (KeySel::All, var) if crate::transaction::is_stored(var) => Some(LeanTarget::List {
                 var,
                 key: None,
@@ -152,6 +167,28 @@ mod tests {
         // ARGS (two lists), exclusions, key regexes, capture, multiMatch, macro
         // operators, SecAction and persistent collections take the general path.
         for (i, plan) in p.iter().enumerate().skip(3) {
+            assert!(plan.is_none(), "rule {} planned lean", i + 1);
+        }
+    }
+
+    #[test]
+    fn a_lone_tx_selection_is_lean() {
+        let p = plans(concat!(
+            "SecRuleEngine On\n",
+            "SecRule TX:/^name_/ \"@within /a/ /b/\" \"id:1,phase:1,pass\"\n",
+            "SecRule TX \"@eq 1\" \"id:2,phase:1,pass\"\n",
+            "SecRule TX:/^name_/|TX:/^other_/ \"@eq 1\" \"id:3,phase:1,pass\"\n",
+            "SecRule TX:/^name_/|REQUEST_METHOD \"@eq 1\" \"id:4,phase:1,pass\"\n",
+            "SecRule &TX:/^name_/ \"@eq 1\" \"id:5,phase:1,pass\"\n",
+        ));
+        let selected = LeanTarget::TxSelected { target: 0 };
+        assert_eq!(
+            p[0].as_ref().map(|p| &p.targets[..]),
+            Some(&[selected.clone()][..])
+        );
+        assert_eq!(p[1].as_ref().map(|p| &p.targets[..]), Some(&[selected][..]));
+        // With another target, or counted: the general path.
+        for (i, plan) in p.iter().enumerate().skip(2) {
             assert!(plan.is_none(), "rule {} planned lean", i + 1);
         }
     }

@@ -111,6 +111,9 @@ impl Transaction {
                     }
                     self.work.lean_buf = value;
                 }
+                LeanTarget::TxSelected { target } => {
+                    matched |= self.lean_tx_selected(program, rule, op, *target);
+                }
                 LeanTarget::Tx { key, count: true } => {
                     let value: &[u8] = if self.state.tx.get(key).is_some() {
                         b"1"
@@ -241,6 +244,56 @@ impl Transaction {
             self.on_match(rule, e, hit);
         } else {
             self.work.vbuf = vbuf;
+        }
+        matched
+    }
+
+    /// The TX members target `target` of `rule` selects (a key regex, or all):
+    /// each transformed and tested as [`Transaction::lean_owned`] tests a value,
+    /// in place, all of them before any match's effects run (the general path
+    /// copies the members into its candidate list first, so its tests see them
+    /// as they were then); then the matches' per-match effects, in order, with
+    /// the names the general path gives (`TX:key`).
+    fn lean_tx_selected(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        op: &dyn Operator,
+        target: usize,
+    ) -> bool {
+        let Some(spec) = rule.targets.get(target) else {
+            return false;
+        };
+        let negated = rule.operator.negated;
+        let mut vbuf = std::mem::take(&mut self.work.vbuf);
+        let mut tbuf = std::mem::take(&mut self.work.tbuf);
+        // (key, transformed value, operator result) of each match; a benign
+        // request has none, and an empty list does not allocate.
+        let mut hits: Vec<(Vec<u8>, Vec<u8>, bool)> = Vec::new();
+        self.state.tx.for_each_selected(&spec.sel, |k, v| {
+            let t: &[u8] = if rule.transforms == 0 {
+                v
+            } else {
+                super::memo::apply_chain(&program.chains, rule.transforms, v, &mut vbuf, &mut tbuf);
+                &vbuf
+            };
+            let hit = op.evaluate(t, None);
+            if hit != negated {
+                hits.push((k.to_vec(), t.to_vec(), hit));
+            }
+        });
+        self.work.vbuf = vbuf;
+        self.work.tbuf = tbuf;
+        let matched = !hits.is_empty();
+        for (key, value, hit) in hits {
+            let mut e = self.state.matched_vars.spare();
+            e.1.extend_from_slice(&value);
+            e.0.push_str(Var::Tx.name());
+            if !key.is_empty() {
+                e.0.push(':');
+                e.0.push_str(&crate::lossy::lossy(&key));
+            }
+            self.on_match(rule, e, hit);
         }
         matched
     }
