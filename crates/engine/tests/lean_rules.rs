@@ -152,3 +152,83 @@ fn lean_rules_give_the_plain_results() {
         ]
     );
 }
+
+/// Rules over TX members selected by a key regex or all of TX, as CRS 920450's
+/// chain reads the `tx.header_name_920450_*` members its first rule wrote.
+const TX_RULES: &str = "SecRuleEngine On\n\
+SecRule REQUEST_HEADERS_NAMES \"@rx ^(x-.*)$\" \"id:1,phase:1,pass,nolog,capture,t:lowercase,setvar:'tx.hn_%{tx.1}=/%{tx.1}/'\"\n\
+SecRule TX:/^hn_/ \"@within /x-dup/ /x-other/\" \"id:2,phase:1,pass,log,msg:'%{MATCHED_VAR_NAME}=%{MATCHED_VAR}',setvar:'tx.hn_zz=/x-dup/'\"\n\
+SecRule TX:/^hn_/ \"!@rx dup\" \"id:3,phase:1,pass,log,t:uppercase,msg:'%{MATCHED_VAR_NAME}=%{MATCHED_VAR}'\"\n\
+SecRule TX \"@streq /x-other/\" \"id:4,phase:1,pass,log,msg:'%{MATCHED_VAR_NAME}=%{MATCHED_VAR}'\"\n\
+SecRule REQUEST_HEADERS_NAMES \"@rx ^.*$\" \"id:5,phase:1,pass,log,capture,t:lowercase,msg:'restricted %{MATCHED_VAR}',setvar:'tx.rh_%{tx.0}=/%{tx.0}/',chain\"\n\
+    SecRule TX:/^rh_/ \"@within /x-dup/\" \"setvar:tx.score=+5\"\n\
+SecRule TX:score \"@ge 5\" \"id:6,phase:1,pass,log,msg:'score %{MATCHED_VAR}'\"\n";
+
+fn run_tx(program: &Arc<Program>, headers: &[(&str, &str)]) -> Vec<String> {
+    let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
+    tx.process_uri("/", "GET", "1.1");
+    for (k, v) in headers {
+        tx.add_request_header(k.as_bytes(), v.as_bytes());
+    }
+    let _ = tx.process_request_headers();
+    tx.process_logging();
+    let mut out: Vec<String> = tx
+        .matched_rules()
+        .iter()
+        .map(|m| format!("{} {}", m.id, m.msg))
+        .collect();
+    out.push(format!(
+        "score {:?}",
+        tx.tx("score")
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    ));
+    out
+}
+
+#[test]
+fn lean_tx_selections_give_the_plain_results() {
+    let all = Program::from_str_with("t.conf", TX_RULES, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let none = Program::from_str_with("t.conf", TX_RULES, &Options::none())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lean: Vec<u32> = all
+        .rules
+        .iter()
+        .filter(|r| r.lean.is_some())
+        .map(|r| r.id)
+        .collect();
+    // 2-4, 5's chained link (a link's id is 0) and 6; not 1 and 5 (capture).
+    assert_eq!(lean, [2, 3, 4, 0, 6]);
+    let cases: [&[(&str, &str)]; 3] = [
+        &[
+            ("Host", "a"),
+            ("X-Dup", "1"),
+            ("X-Other", "2"),
+            ("X-Dup", "3"),
+        ],
+        &[("Host", "a"), ("X-Third", "1")],
+        &[("Host", "a")],
+    ];
+    for round in 0..2 {
+        for headers in cases {
+            assert_eq!(
+                run_tx(&all, headers),
+                run_tx(&none, headers),
+                "round {round}: {headers:?}"
+            );
+        }
+    }
+    assert_eq!(
+        run_tx(&all, cases[0]),
+        [
+            // The members as they were when the rule started: not the hn_zz
+            // its own first match added.
+            "2 TX:hn_x-other=/x-other/",
+            "3 TX:hn_zz=/X-DUP/",
+            "4 TX:hn_x-other=/x-other/",
+            "5 restricted /x-dup/",
+            "6 score 5",
+            "score Some(\"5\")",
+        ]
+    );
+}
