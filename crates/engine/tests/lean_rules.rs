@@ -75,17 +75,22 @@ fn programs() -> (Arc<Program>, Arc<Program>) {
     (all, none)
 }
 
+/// The ids of a program's lean rules, in order (a chain link's id is 0).
+fn lean_ids(program: &Program) -> Vec<u32> {
+    program
+        .rules
+        .iter()
+        .filter(|r| r.lean.is_some())
+        .map(|r| r.id)
+        .collect()
+}
+
 #[test]
 fn lean_rules_give_the_plain_results() {
     let (all, none) = programs();
     // Every rule here is lean (setvars and ctls are effects, not targets); in
     // the plain program none is.
-    let lean: Vec<u32> = all
-        .rules
-        .iter()
-        .filter(|r| r.lean.is_some())
-        .map(|r| r.id)
-        .collect();
+    let lean = lean_ids(&all);
     assert_eq!(
         lean,
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
@@ -191,12 +196,7 @@ fn lean_tx_selections_give_the_plain_results() {
         .unwrap_or_else(|e| panic!("{e}"));
     let none = Program::from_str_with("t.conf", TX_RULES, &Options::none())
         .unwrap_or_else(|e| panic!("{e}"));
-    let lean: Vec<u32> = all
-        .rules
-        .iter()
-        .filter(|r| r.lean.is_some())
-        .map(|r| r.id)
-        .collect();
+    let lean = lean_ids(&all);
     // 2-4, 5's chained link (a link's id is 0) and 6; not 1 and 5 (capture).
     assert_eq!(lean, [2, 3, 4, 0, 6]);
     let cases: [&[(&str, &str)]; 3] = [

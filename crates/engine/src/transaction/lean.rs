@@ -288,11 +288,7 @@ impl Transaction {
         for (key, value, hit) in hits {
             let mut e = self.state.matched_vars.spare();
             e.1.extend_from_slice(&value);
-            e.0.push_str(Var::Tx.name());
-            if !key.is_empty() {
-                e.0.push(':');
-                e.0.push_str(&crate::lossy::lossy(&key));
-            }
+            super::resolve::push_var_name(&mut e.0, Var::Tx, &key);
             self.on_match(rule, e, hit);
         }
         matched
@@ -301,14 +297,6 @@ impl Transaction {
     /// MATCHED_VAR_NAME of an arena value (`REQUEST_HEADERS:Host`, `REQUEST_URI`),
     /// as [`Transaction::display_name_into`] writes it.
     fn slot_name_into(&self, var: Var, slot: u32, s: &mut String) {
-        s.push_str(var.name());
-        let key = &self.data.entry(slot).key;
-        if !key.is_empty() {
-            s.push(':');
-            match std::str::from_utf8(key) {
-                Ok(k) => s.push_str(k),
-                Err(_) => s.push_str(&String::from_utf8_lossy(key)),
-            }
-        }
+        super::resolve::push_var_name(s, var, &self.data.entry(slot).key);
     }
 }

@@ -41,17 +41,11 @@ impl Transaction {
     /// The display name of a value (`ARGS:foo`, `REQUEST_URI`, `&ARGS`), appended
     /// to `s`.
     pub(crate) fn display_name_into(&self, c: &Candidate, scratch: &[Entry], s: &mut String) {
-        let e = self.entry_of(c, scratch);
         if c.count {
             s.push('&');
-        }
-        s.push_str(c.var.name());
-        if !e.key.is_empty() && !c.count {
-            s.push(':');
-            match std::str::from_utf8(&e.key) {
-                Ok(k) => s.push_str(k),
-                Err(_) => s.push_str(&String::from_utf8_lossy(&e.key)),
-            }
+            s.push_str(c.var.name());
+        } else {
+            push_var_name(s, c.var, &self.entry_of(c, scratch).key);
         }
     }
 
@@ -394,6 +388,19 @@ impl Transaction {
         let mut buf = Vec::new();
         self.expand(m, rule, &mut buf);
         crate::lossy::lossy_owned(buf)
+    }
+}
+
+/// `VAR`, or `VAR:key` for a value with a key (invalid UTF-8 in it replaced),
+/// appended to `s`: the name MATCHED_VAR_NAME gives a value.
+pub(crate) fn push_var_name(s: &mut String, var: Var, key: &[u8]) {
+    s.push_str(var.name());
+    if !key.is_empty() {
+        s.push(':');
+        match std::str::from_utf8(key) {
+            Ok(k) => s.push_str(k),
+            Err(_) => s.push_str(&String::from_utf8_lossy(key)),
+        }
     }
 }
 

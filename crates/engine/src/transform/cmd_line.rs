@@ -11,14 +11,6 @@
 
 use super::util::finish;
 
-/// Whether the byte may be changed by the transformation.
-fn is_trigger(b: u8) -> bool {
-    matches!(
-        b,
-        b'A'..=b'Z' | b'"' | b'\'' | b'\\' | b'^' | b' ' | b',' | b';' | b'\t' | b'\r' | b'\n'
-    )
-}
-
 /// What a byte does: kept (lower-cased), deleted, a separator, or `/` and `(`
 /// (which take the place of a space before them).
 const KEEP: u8 = 0;
@@ -29,20 +21,29 @@ const SLASH: u8 = 3;
 /// Each byte's kind (one table load per byte instead of a chain of compares).
 static KIND: [u8; 256] = {
     let mut t = [KEEP; 256];
-    t[b'"' as usize] = DELETE;
-    t[b'\'' as usize] = DELETE;
-    t[b'\\' as usize] = DELETE;
-    t[b'^' as usize] = DELETE;
-    t[b' ' as usize] = SEPARATOR;
-    t[b',' as usize] = SEPARATOR;
-    t[b';' as usize] = SEPARATOR;
-    t[b'\t' as usize] = SEPARATOR;
-    t[b'\r' as usize] = SEPARATOR;
-    t[b'\n' as usize] = SEPARATOR;
-    t[b'/' as usize] = SLASH;
-    t[b'(' as usize] = SLASH;
+    let kinds: [(&[u8], u8); 3] = [
+        (b"\"'\\^", DELETE),
+        (b" ,;\t\r\n", SEPARATOR),
+        (b"/(", SLASH),
+    ];
+    let mut k = 0;
+    while k < kinds.len() {
+        let (bytes, kind) = kinds[k];
+        let mut i = 0;
+        while i < bytes.len() {
+            t[bytes[i] as usize] = kind;
+            i += 1;
+        }
+        k += 1;
+    }
     t
 };
+
+/// Whether the byte may be changed by the transformation: a letter to lower,
+/// a byte deleted or a separator (`/` and `(` change only a space before them).
+fn is_trigger(b: u8) -> bool {
+    b.is_ascii_uppercase() || matches!(KIND[usize::from(b)], DELETE | SEPARATOR)
+}
 
 /// Normalises the command line; `false` when nothing changes.
 ///
