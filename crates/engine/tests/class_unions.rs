@@ -188,6 +188,35 @@ fn values_too_short_once_decoded_are_passed_over_and_no_match_is_lost() {
     assert_matches(BASE64_RULES, cases);
 }
 
+/// `multiMatch` rules through `base64Decode` on values (no scan trigger bytes:
+/// every value is walked): a value the steps before `base64Decode` leave as it
+/// is up to case and too short once decoded takes its raw scan as its union
+/// without a walk, so its raw and lower-cased forms are still admitted; a value
+/// those steps change takes the walk.
+const MULTI_BASE64_RULES: &str = "SecRuleEngine On\n\
+SecRule ARGS \"@rx evil\\(\" \"id:41,phase:2,t:none,t:base64Decode,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS \"@rx wick\\(\" \"id:42,phase:2,t:none,t:urlDecodeUni,t:base64Decode,t:removeWhitespace,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
+SecRule ARGS \"@rx ^vile\\($\" \"id:43,phase:2,t:none,t:lowercase,t:base64Decode,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n";
+
+#[test]
+fn multi_match_values_too_short_once_decoded_keep_their_raw_forms() {
+    let cases: &[MatchCase] = &[
+        // Raw forms, too short once decoded (the valid prefix is `evil`).
+        ("/?a=fine&b=evil(", &[41], "ARGS:b"),
+        ("/?a=wick(&b=fine", &[42], "ARGS:a"),
+        // Only the lower-cased form matches.
+        ("/?a=VILE(", &[43], "ARGS:a"),
+        // Only the URL-decoded form holds the literal: the value holds a trigger
+        // byte of the steps before `base64Decode`.
+        ("/?a=x&b=wi%2563k(", &[42], "ARGS:b"),
+        // Only the decoded form: base64("evil("), base64("wick(").
+        ("/?a=ZXZpbCg=", &[41], "ARGS:a"),
+        ("/?a=x&b=d2ljayg%3D", &[42], "ARGS:b"),
+        ("/?a=evi&b=wic&c=VIL", &[], ""),
+    ];
+    assert_matches(MULTI_BASE64_RULES, cases);
+}
+
 /// One class (ARGS) under chains whose scan trigger bytes its values may or may
 /// not hold: a chain none of whose trigger bytes a value holds is merged from
 /// the class's raw union (`merge_raw_class_chain`), and without the result cache

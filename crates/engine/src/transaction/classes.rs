@@ -431,6 +431,16 @@ fn fill_union(
         0 => None,
         _ => program.chains.base64_bounded(ch.chain),
     };
+    // Under a `multiMatch` chain bounded so: a value the chain before
+    // `base64Decode` leaves as it is up to case (the empty chain, or none of its
+    // scan trigger bytes held) and too short once decoded has the raw value's
+    // scan as its union over the intermediate values (as `value_bits` finds),
+    // which the union and its per-value scans already hold.
+    let raw_when_short = match (ch.multi, bounded) {
+        (true, Some(0)) => Some(None),
+        (true, Some(before)) => program.chains.scan_triggers(before).map(Some),
+        _ => None,
+    };
     let mut empty_scan: Option<u32> = None;
     let keep_scans = program.options.memo && !program.options.value_cache;
     let triggers = program.chains.scan_triggers(ch.chain).copied();
@@ -481,6 +491,17 @@ fn fill_union(
             break;
         };
         from = k + 1;
+        if let (Some(before_triggers), Some(&(_, raw))) = (raw_when_short, cv.values.get(k)) {
+            let unchanged = before_triggers
+                .is_none_or(|t| cv.bytes_of.get(k).is_some_and(|b| triggers::disjoint(t, b)));
+            if raw != super::groups::NO_OFFSET
+                && unchanged
+                && crate::transform::base64_decode_max_len(&data.entry(slot).value) < min_len
+            {
+                or_into(&mut u.bits, memo.bits_at(raw as usize, words));
+                continue;
+            }
+        }
         if ch.multi {
             let short = bounded.map(|before| (before, min_len));
             value_bits(
