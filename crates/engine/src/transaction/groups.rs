@@ -186,7 +186,16 @@ pub(crate) const NO_OFFSET: u32 = u32::MAX;
 /// [`Transaction::take_value_scans`]).
 pub(crate) struct ValueScans {
     scans: Vec<(u32, u32)>,
+    /// What they are the scans of.
+    of: LentFor,
 }
+
+/// A group's lent scans are made for: the group, the admission's epoch, the data
+/// generation and the memo's clears (whose offsets they hold). Rules of one
+/// group follow one another (CRS's files list a group's rules together), so
+/// the next rule of the group usually takes the list as the last one gave it
+/// back, instead of gathering it again from the class unions.
+pub(crate) type LentFor = (u32, u64, u64, u64);
 
 impl ValueScans {
     /// Pushes onto `kept` the candidates of `cands` (the rule's values, in
@@ -829,7 +838,16 @@ impl Transaction {
                 if epoch == a.epoch && a.generation == Some(self.data.generation()) => {}
             _ => return None,
         }
+        let of = (
+            g as u32,
+            a.epoch,
+            self.data.generation(),
+            self.work.memo.clears(),
+        );
         let mut scans = std::mem::take(&mut self.work.lent_buf);
+        if self.work.lent_for.take() == Some(of) {
+            return Some(ValueScans { scans, of });
+        }
         scans.clear();
         for &cc in &program.classes.groups.get(g)?.class_chains {
             // Only unions made for the current values: a class without a value
@@ -841,12 +859,14 @@ impl Transaction {
                 scans.extend_from_slice(raw);
             }
         }
-        Some(ValueScans { scans })
+        Some(ValueScans { scans, of })
     }
 
-    /// Gives lent scans' buffer back.
+    /// Gives lent scans back, whole: the next rule of the group takes them as
+    /// they are (see [`LentFor`]).
     pub(crate) fn give_value_scans(&mut self, lent: ValueScans) {
         self.work.lent_buf = lent.scans;
+        self.work.lent_for = Some(lent.of);
     }
 }
 
@@ -860,6 +880,7 @@ mod tests {
     fn lent(scans: &[(u32, u32)]) -> ValueScans {
         ValueScans {
             scans: scans.to_vec(),
+            of: (0, 0, 0, 0),
         }
     }
 

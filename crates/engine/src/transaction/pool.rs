@@ -88,6 +88,9 @@ pub(crate) struct WorkSet {
     pub class_values: Tracked<super::classes::ClassValues>,
     pub list_maybes: Tracked<super::classes::ListMaybe>,
     pub lent_buf: Vec<(u32, u32)>,
+    /// What `lent_buf` holds the per-value scans of, when given back whole (see
+    /// `Transaction::take_value_scans`).
+    pub lent_for: Option<super::groups::LentFor>,
     /// The candidates a rule's prefilter test keeps (see `eval_candidates`).
     pub kept: Vec<Candidate>,
 }
@@ -108,6 +111,7 @@ impl WorkSet {
         // versions, which are unique to a transaction (see
         // `data::BLOCK_BITS`), so another never finds one current.
         self.lent_buf.clear();
+        self.lent_for = None;
         self.kept.clear();
         self.setvar_buf.clear();
         self.setvar_key.clear();
