@@ -188,11 +188,11 @@ fn values_too_short_once_decoded_are_passed_over_and_no_match_is_lost() {
     assert_matches(BASE64_RULES, cases);
 }
 
-/// `multiMatch` rules through `base64Decode` on values (no scan trigger bytes:
-/// every value is walked): a value the steps before `base64Decode` leave as it
-/// is up to case and too short once decoded takes its raw scan as its union
-/// without a walk, so its raw and lower-cased forms are still admitted; a value
-/// those steps change takes the walk.
+/// `multiMatch` rules through `base64Decode` (a chain without scan trigger
+/// bytes, so no value is passed over by them): a value the steps before
+/// `base64Decode` leave as it is up to case and too short once decoded takes its
+/// raw scan as its union without a walk through the chain, so its raw and
+/// lower-cased forms are still admitted; a value those steps change is walked.
 const MULTI_BASE64_RULES: &str = "SecRuleEngine On\n\
 SecRule ARGS \"@rx evil\\(\" \"id:41,phase:2,t:none,t:base64Decode,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
 SecRule ARGS \"@rx wick\\(\" \"id:42,phase:2,t:none,t:urlDecodeUni,t:base64Decode,t:removeWhitespace,multiMatch,pass,log,msg:'%{MATCHED_VAR_NAME}'\"\n\
