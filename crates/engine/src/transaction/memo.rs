@@ -166,8 +166,8 @@ pub struct TransformMemo {
     /// [`crate::chains::ChainTable::deleted_bytes`]), by (slot, deleted bytes):
     /// offsets in `bits`, made without building the chain's result.
     deleting_scans: Vec<(u32, ByteMask, u32)>,
-    /// Scratch buffers of [`TransformMemo::walk_opaque`]: two values and a scan.
-    walk: (Vec<u8>, Vec<u8>, Vec<u64>),
+    /// Scratch buffers of [`TransformMemo::walk_opaque`]: two values.
+    walk: (Vec<u8>, Vec<u8>),
     /// Bumped by every [`TransformMemo::clear`]: offsets into `bits` kept
     /// elsewhere are valid while it stays the same.
     clears: u64,
@@ -233,7 +233,7 @@ impl TransformMemo {
         self.buffers.iter().map(Vec::capacity).sum::<usize>()
             + self.walk.0.capacity()
             + self.walk.1.capacity()
-            + (self.bits.capacity() + self.walk.2.capacity()) * 8
+            + self.bits.capacity() * 8
             + self.index.capacity_bytes()
             + self.presence.capacity() * std::mem::size_of::<Option<ByteMask>>()
     }
@@ -559,19 +559,19 @@ impl TransformMemo {
         out: &mut [u64],
     ) {
         self.compute(chains, slot, before, base);
-        let (mut cur, mut next, mut scan) = std::mem::take(&mut self.walk);
+        let (mut cur, mut next) = std::mem::take(&mut self.walk);
         cur.clear();
         cur.extend_from_slice(self.get(chains, slot, before, base));
         for &t in steps {
             if t.apply(&cur, &mut next) {
-                scan.clear();
-                scan.resize(prefilter.scan_words(), 0);
-                prefilter.scan_into(&next, &mut scan);
-                crate::prefilter::or_into(out, &scan);
+                // A scan only sets bits (escape bits per byte held, so those of
+                // the presence sets' union are the union of theirs): into `out`
+                // directly, as the OR of the values' own scans.
+                prefilter.scan_into(&next, out);
                 std::mem::swap(&mut cur, &mut next);
             }
         }
-        self.walk = (cur, next, scan);
+        self.walk = (cur, next);
     }
 
     /// The long-value scan of `slot`'s raw value `base` less the bytes of
