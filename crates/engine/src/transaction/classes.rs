@@ -496,7 +496,7 @@ fn fill_union(
                 .is_none_or(|t| cv.bytes_of.get(k).is_some_and(|b| triggers::disjoint(t, b)));
             if raw != super::groups::NO_OFFSET
                 && unchanged
-                && crate::transform::base64_decode_max_len(&data.entry(slot).value) < min_len
+                && !crate::transform::base64_decode_reaches(&data.entry(slot).value, min_len)
             {
                 or_into(&mut u.bits, memo.bits_at(raw as usize, words));
                 continue;

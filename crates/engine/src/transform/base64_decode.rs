@@ -51,6 +51,17 @@ pub(crate) fn max_len(input: &[u8]) -> usize {
     valid / 4 * 3 + (valid % 4 * 3) / 4
 }
 
+/// Whether [`max_len`] of `input` is `n` or more, reading only the bytes that
+/// takes: the fewest valid characters decoding to `n` bytes (four per three
+/// bytes, then two for one more byte or three for two) must all be in the
+/// alphabet.
+pub(crate) fn reaches(input: &[u8], n: usize) -> bool {
+    let chars = n / 3 * 4 + [0, 2, 3][n % 3];
+    input
+        .get(..chars)
+        .is_some_and(|head| head.iter().all(|&b| SEXTETS[usize::from(b)] != INVALID))
+}
+
 /// Base64-decodes the longest valid prefix; `false` only for the empty input.
 pub(crate) fn apply(input: &[u8], out: &mut Vec<u8>) -> bool {
     out.clear();

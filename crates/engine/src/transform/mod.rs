@@ -175,6 +175,12 @@ pub fn base64_decode_max_len(input: &[u8]) -> usize {
     base64_decode::max_len(input)
 }
 
+/// Whether [`base64_decode_max_len`] of `input` is `n` or more, reading only
+/// the characters that takes.
+pub fn base64_decode_reaches(input: &[u8], n: usize) -> bool {
+    base64_decode::reaches(input, n)
+}
+
 impl Transformation {
     /// Every transformation, once, in the order of the reference manual's list.
     pub const ALL: &'static [Transformation] = &[

@@ -174,6 +174,25 @@ proptest! {
     }
 
     #[test]
+    fn base64_reaches_tells_the_bound_from_the_bytes_it_takes(
+        input in prop::collection::vec(prop_oneof![
+            12 => prop::sample::select(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".to_vec()
+            ),
+            1 => any::<u8>(),
+        ], 0..40)
+    ) {
+        // What a `multiMatch` union's short values rely on (`classes::fill_union`).
+        for n in 0..=input.len() + 2 {
+            prop_assert_eq!(
+                super::base64_decode_reaches(&input, n),
+                super::base64_decode_max_len(&input) >= n,
+                "n = {}", n
+            );
+        }
+    }
+
+    #[test]
     fn encoders_round_trip(input in prop::collection::vec(any::<u8>(), 0..64)) {
         let hex = Transformation::HexEncode.apply_to_vec(&input);
         prop_assert_eq!(Transformation::HexDecode.apply_to_vec(&hex), input.clone());
