@@ -435,10 +435,11 @@ fn fill_union(
     // `base64Decode` leaves as it is up to case (the empty chain, or none of its
     // scan trigger bytes held) and too short once decoded has the raw value's
     // scan as its union over the intermediate values (as `value_bits` finds),
-    // which the union and its per-value scans already hold.
-    let raw_when_short = match (ch.multi, bounded) {
-        (true, Some(0)) => Some(None),
-        (true, Some(before)) => program.chains.scan_triggers(before).map(Some),
+    // which the union and its per-value scans already hold. `Some`: the scan
+    // trigger bytes of the chain before `base64Decode` (none for the empty chain).
+    let raw_when_short: Option<ByteMask> = match (ch.multi, bounded) {
+        (true, Some(0)) => Some([0; 4]),
+        (true, Some(before)) => program.chains.scan_triggers(before).copied(),
         _ => None,
     };
     let mut empty_scan: Option<u32> = None;
@@ -487,15 +488,16 @@ fn fill_union(
             Some(t) => next_triggered(cv, &t, from),
             None => from,
         };
-        let Some(&(slot, _)) = cv.values.get(k) else {
+        let Some(&(slot, raw)) = cv.values.get(k) else {
             break;
         };
         from = k + 1;
-        if let (Some(before_triggers), Some(&(_, raw))) = (raw_when_short, cv.values.get(k)) {
-            let unchanged = before_triggers
-                .is_none_or(|t| cv.bytes_of.get(k).is_some_and(|b| triggers::disjoint(t, b)));
+        if let Some(before) = &raw_when_short {
             if raw != super::groups::NO_OFFSET
-                && unchanged
+                && cv
+                    .bytes_of
+                    .get(k)
+                    .is_some_and(|b| triggers::disjoint(before, b))
                 && !crate::transform::base64_decode_reaches(&data.entry(slot).value, min_len)
             {
                 or_into(&mut u.bits, memo.bits_at(raw as usize, words));
