@@ -21,8 +21,26 @@ macro_rules! inline_bytes {
         struct $name(SmallVec<[u8; $n]>);
 
         impl $name {
+            /// A copy of `b`: a short one goes inline with one copy of the whole
+            /// buffer (`SmallVec::from_slice` goes through its generic insertion).
             fn from_slice(b: &[u8]) -> Self {
-                $name(SmallVec::from_slice(b))
+                if b.len() <= $n {
+                    let mut buf = [0u8; $n];
+                    buf[..b.len()].copy_from_slice(b);
+                    $name(SmallVec::from_buf_and_len(buf, b.len()))
+                } else {
+                    $name(SmallVec::from_vec(b.to_vec()))
+                }
+            }
+
+            /// Makes it a copy of `b`, keeping a heap buffer that holds it.
+            fn assign(&mut self, b: &[u8]) {
+                if self.0.spilled() && b.len() > $n {
+                    self.0.clear();
+                    self.0.extend_from_slice(b);
+                } else {
+                    *self = $name::from_slice(b);
+                }
             }
         }
 
@@ -32,8 +50,7 @@ macro_rules! inline_bytes {
             }
 
             fn clone_from(&mut self, source: &Self) {
-                self.0.clear();
-                self.0.extend_from_slice(&source.0);
+                self.assign(&source.0);
             }
         }
 
@@ -256,8 +273,7 @@ impl Collection {
                     if let (Some((_, v)), Some((_, src))) =
                         (self.vars.get_index_mut(i), source.vars.get_index(i))
                     {
-                        v.clear();
-                        v.extend_from_slice(src);
+                        v.assign(src);
                     }
                 }
                 b.dirty.clear();
@@ -441,8 +457,7 @@ impl Collection {
     /// change against the baseline.
     fn overwrite(&mut self, i: usize, value: &[u8]) {
         if let Some((_, v)) = self.vars.get_index_mut(i) {
-            v.clear();
-            v.extend_from_slice(value);
+            v.assign(value);
         }
         if let Some(b) = &mut self.baseline {
             b.set(i);
@@ -777,6 +792,32 @@ mod restore_tests {
             other.set_lower("x", b"1");
             c.restore_from(&other, 10);
             prop_assert!(c.iter().eq(other.iter()));
+        }
+    }
+
+    #[test]
+    fn values_and_keys_across_the_inline_size_are_kept_whole() {
+        // Keys go inline up to 40 bytes, values up to 24: set, overwrite and
+        // restore across both bounds, a spilled buffer reused and given up.
+        let long_key = "k".repeat(41);
+        let mut base = Collection::default();
+        base.set_lower("short", b"v");
+        base.set_lower(&long_key, &[b'b'; 30]);
+        let mut c = Collection::default();
+        c.restore_from(&base, 5);
+        for value in [&[b'x'; 24][..], &[b'y'; 25], &[b'z'; 100], b"", &[b'w'; 60], b"s"] {
+            c.set_lower("short", value);
+            c.set_lower(&long_key, value);
+            c.set_lower(&"n".repeat(value.len()), value);
+            assert_eq!(c.get("short"), Some(value));
+            assert_eq!(c.get(&long_key), Some(value));
+            assert_eq!(c.get(&"n".repeat(value.len())), Some(value));
+            let mut copy = Collection::default();
+            copy.clone_from(&c);
+            assert!(copy == c);
+            c.restore_from(&base, 5);
+            assert!(c == base);
+            assert_eq!(c.get(&long_key), Some(&[b'b'; 30][..]));
         }
     }
 
