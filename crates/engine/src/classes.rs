@@ -198,15 +198,16 @@ pub struct ListPlan {
 impl ListPlan {
     /// The keyed plan of a value's key (compared ignoring ASCII case): only the
     /// keys of its length are compared (a header list has some twenty keys that
-    /// classes name).
+    /// classes name), and of those only the ones with its last byte in full.
     #[inline]
     pub fn keyed_plan(&self, key: &[u8]) -> Option<&KeyedPlan> {
         let n = key.len();
         let (&a, &b) = (self.keyed_starts.get(n)?, self.keyed_starts.get(n + 1)?);
+        let last = key.last().map(u8::to_ascii_lowercase);
         self.keyed
             .get(a as usize..b as usize)?
             .iter()
-            .find(|kp| key.eq_ignore_ascii_case(&kp.key))
+            .find(|kp| kp.key.last().copied() == last && key.eq_ignore_ascii_case(&kp.key))
     }
 }
 
@@ -770,6 +771,17 @@ mod tests {
         // Ignoring ASCII case; two keys of six bytes.
         assert_eq!(found(b"ORIGIN"), Some(b"origin".to_vec()));
         assert_eq!(found(b"Accept"), Some(b"accept".to_vec()));
+        assert_eq!(found(b"ACCEPT"), Some(b"accept".to_vec()));
+        // Keys of a known key's length differing in their last byte or only
+        // before it.
+        for key in [&b"acceps"[..], b"origim", b"xccept", b"AccEPt", b"hosT"] {
+            let expected = match key {
+                b"AccEPt" => Some(b"accept".to_vec()),
+                b"hosT" => Some(b"host".to_vec()),
+                _ => None,
+            };
+            assert_eq!(found(key), expected, "{key:?}");
+        }
         // Keys no class names, of a length some key has, of none, and longer
         // than every key.
         for key in [
