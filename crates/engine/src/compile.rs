@@ -809,12 +809,12 @@ impl Compiler<'_> {
                         self.error(a.span, format!("setvar: `{}` is not a collection rules can write (tx, ip, global, session, user, resource)", sv.collection));
                         return None;
                     };
-                    let key = MacroString::parse(&sv.key);
-                    let key_literal = key
-                        .literal()
-                        .map(|k| String::from_utf8_lossy(k).to_ascii_lowercase());
+                    let mut key = MacroString::parse(&sv.key);
+                    key.lowercase_literals();
+                    let key_literal = key.literal().map(|k| String::from_utf8_lossy(k).into_owned());
                     setvars.push(SetVarAction {
                         collection,
+                        key_ascii: key.literals_ascii(),
                         key,
                         op: sv.op,
                         value: MacroString::parse(&sv.value),

@@ -63,6 +63,24 @@ impl MacroString {
         MacroString { parts }
     }
 
+    /// Lower-cases the literal parts (ASCII letters only), as a key that is
+    /// lower-cased whole once expanded needs them.
+    pub fn lowercase_literals(&mut self) {
+        for p in &mut self.parts {
+            if let Part::Literal(l) = p {
+                l.make_ascii_lowercase();
+            }
+        }
+    }
+
+    /// Whether every literal part is ASCII.
+    pub fn literals_ascii(&self) -> bool {
+        self.parts.iter().all(|p| match p {
+            Part::Literal(l) => l.is_ascii(),
+            Part::Var { .. } => true,
+        })
+    }
+
     /// Whether any part is a variable.
     pub fn has_macros(&self) -> bool {
         self.parts.iter().any(|p| matches!(p, Part::Var { .. }))

@@ -311,8 +311,12 @@ pub enum AllowScope {
 pub struct SetVarAction {
     /// The collection.
     pub collection: Var,
-    /// The key (macro string, lower-cased when expanded).
+    /// The key (macro string): its literal parts lower-cased at load time, the
+    /// values of its variables when expanded.
     pub key: MacroString,
+    /// Whether the key's literal parts are all ASCII (an expanded key is then
+    /// valid UTF-8 when the variables' values are ASCII).
+    pub key_ascii: bool,
     /// The operation.
     pub op: seclang::SetVarOp,
     /// The value (macro string).

@@ -1094,11 +1094,10 @@ impl Transaction {
                 Some(k) => k.as_bytes(),
                 None => {
                     // Lower-casing the bytes first gives the same key as lower-casing
-                    // the lossy string: invalid sequences hold no ASCII byte.
-                    raw.clear();
-                    self.expand(&sv.key, Some(rule), &mut raw);
-                    raw.make_ascii_lowercase();
-                    if raw.is_ascii() || std::str::from_utf8(&raw).is_ok() {
+                    // the lossy string: invalid sequences hold no ASCII byte. (The
+                    // literal parts were lower-cased at load time.)
+                    let ascii = self.expand_lower(&sv.key, rule, &mut raw) && sv.key_ascii;
+                    if ascii || std::str::from_utf8(&raw).is_ok() {
                         &raw
                     } else {
                         lossy = String::from_utf8_lossy(&raw).into_owned();

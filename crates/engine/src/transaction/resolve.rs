@@ -372,7 +372,22 @@ impl Transaction {
 
     /// Expands a macro string into `out`.
     pub(crate) fn expand(&self, m: &MacroString, rule: Option<&Rule>, out: &mut Vec<u8>) {
-        m.expand_into_hinted(out, |var, key, hint, out| match (var, key) {
+        m.expand_into_hinted(out, |var, key, hint, out| {
+            self.expand_part(var, key, hint, rule, out);
+        });
+    }
+
+    /// Appends a macro's variable part to `out`.
+    #[inline]
+    fn expand_part(
+        &self,
+        var: Var,
+        key: Option<&str>,
+        hint: &crate::collection::Hint,
+        rule: Option<&Rule>,
+        out: &mut Vec<u8>,
+    ) {
+        match (var, key) {
             // TX members by name, at the position the hint gives when it holds.
             (Var::Tx, Some(k)) => {
                 if let Some(v) = self.state.tx.get_lower_hinted(k.as_bytes(), hint) {
@@ -380,7 +395,22 @@ impl Transaction {
                 }
             }
             _ => self.first_value(var, key, rule, out),
+        }
+    }
+
+    /// Expands a `setvar` key (its literal parts lower case) into `out`,
+    /// lower-casing what its variables add; returns whether those bytes are all
+    /// ASCII.
+    pub(crate) fn expand_lower(&self, m: &MacroString, rule: &Rule, out: &mut Vec<u8>) -> bool {
+        let mut ascii = true;
+        m.expand_into_hinted(out, |var, key, hint, out| {
+            let start = out.len();
+            self.expand_part(var, key, hint, Some(rule), out);
+            let added = &mut out[start..];
+            ascii &= added.is_ascii();
+            added.make_ascii_lowercase();
         });
+        ascii
     }
 
     /// Expands a macro string to a `String` (lossy).
