@@ -186,6 +186,9 @@ impl Transaction {
         let early_exit = program.ordering.early_exit[(phase - 1) as usize].as_ref();
         let mut i = from;
         let mut skip = 0u32;
+        // The step the stop mask last passed to: it would give that step again
+        // there (nothing ran in between), so it is not asked twice.
+        let mut stop = usize::MAX;
         while i < steps.len() {
             let idx = match steps[i] {
                 Step::Rule(idx) => idx,
@@ -236,12 +239,20 @@ impl Transaction {
                 && program.prefilter.is_some()
                 && (gated || program.step_gates.pass(phase, i).is_some())
             {
-                let next = self.next_stop(program, (phase, steps), i);
+                let next = if i == stop {
+                    i
+                } else {
+                    self.next_stop(program, (phase, steps), i)
+                };
                 #[cfg(debug_assertions)]
-                self.check_stop(program, (phase, steps), (i, idx), next);
+                {
+                    assert_eq!(next, self.next_stop(program, (phase, steps), i));
+                    self.check_stop(program, (phase, steps), (i, idx), next);
+                }
                 if next > i {
                     self.state.matched_vars.clear();
                     i = next;
+                    stop = next;
                     continue;
                 }
             } else if bulk
