@@ -805,7 +805,14 @@ mod restore_tests {
         base.set_lower(&long_key, &[b'b'; 30]);
         let mut c = Collection::default();
         c.restore_from(&base, 5);
-        for value in [&[b'x'; 24][..], &[b'y'; 25], &[b'z'; 100], b"", &[b'w'; 60], b"s"] {
+        for value in [
+            &[b'x'; 24][..],
+            &[b'y'; 25],
+            &[b'z'; 100],
+            b"",
+            &[b'w'; 60],
+            b"s",
+        ] {
             c.set_lower("short", value);
             c.set_lower(&long_key, value);
             c.set_lower(&"n".repeat(value.len()), value);

@@ -811,7 +811,9 @@ impl Compiler<'_> {
                     };
                     let mut key = MacroString::parse(&sv.key);
                     key.lowercase_literals();
-                    let key_literal = key.literal().map(|k| String::from_utf8_lossy(k).into_owned());
+                    let key_literal = key
+                        .literal()
+                        .map(|k| String::from_utf8_lossy(k).into_owned());
                     setvars.push(SetVarAction {
                         collection,
                         key_ascii: key.literals_ascii(),
