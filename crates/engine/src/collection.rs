@@ -33,9 +33,13 @@ macro_rules! inline_bytes {
                 }
             }
 
-            /// Makes it a copy of `b`, keeping a heap buffer that holds it.
+            /// Makes it a copy of `b`, keeping a heap buffer that holds it (a
+            /// value of the same length, as a score's, is copied over in place).
+            #[inline]
             fn assign(&mut self, b: &[u8]) {
-                if self.0.spilled() && b.len() > $n {
+                if self.0.len() == b.len() {
+                    self.0.copy_from_slice(b);
+                } else if self.0.spilled() && b.len() > $n {
                     self.0.clear();
                     self.0.extend_from_slice(b);
                 } else {
@@ -798,7 +802,8 @@ mod restore_tests {
     #[test]
     fn values_and_keys_across_the_inline_size_are_kept_whole() {
         // Keys go inline up to 40 bytes, values up to 24: set, overwrite and
-        // restore across both bounds, a spilled buffer reused and given up.
+        // restore across both bounds, a spilled buffer reused and given up, and
+        // values of the same length copied over in place.
         let long_key = "k".repeat(41);
         let mut base = Collection::default();
         base.set_lower("short", b"v");
@@ -812,6 +817,9 @@ mod restore_tests {
             b"",
             &[b'w'; 60],
             b"s",
+            b"t",
+            &[b'q'; 30],
+            &[b'r'; 30],
         ] {
             c.set_lower("short", value);
             c.set_lower(&long_key, value);
