@@ -1107,8 +1107,9 @@ impl Transaction {
                     // Lower-casing the bytes first gives the same key as lower-casing
                     // the lossy string: invalid sequences hold no ASCII byte. (The
                     // literal parts were lower-cased at load time.)
-                    let ascii = self.expand_lower(&sv.key, rule, &mut raw) && sv.key_ascii;
-                    if ascii || std::str::from_utf8(&raw).is_ok() {
+                    if self.expand_setvar_key(sv, rule, &mut raw)
+                        || std::str::from_utf8(&raw).is_ok()
+                    {
                         &raw
                     } else {
                         lossy = String::from_utf8_lossy(&raw).into_owned();

@@ -398,12 +398,17 @@ impl Transaction {
         }
     }
 
-    /// Expands a `setvar` key (its literal parts lower case) into `out`,
-    /// lower-casing what its variables add; returns whether those bytes are all
-    /// ASCII.
-    pub(crate) fn expand_lower(&self, m: &MacroString, rule: &Rule, out: &mut Vec<u8>) -> bool {
-        let mut ascii = true;
-        m.expand_into_hinted(out, |var, key, hint, out| {
+    /// Expands a `setvar`'s key (its literal parts lower case since load time)
+    /// into `out`, lower-casing what its variables add; returns whether the
+    /// whole key is ASCII.
+    pub(crate) fn expand_setvar_key(
+        &self,
+        sv: &crate::rule::SetVarAction,
+        rule: &Rule,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let mut ascii = sv.key_ascii;
+        sv.key.expand_into_hinted(out, |var, key, hint, out| {
             let start = out.len();
             self.expand_part(var, key, hint, Some(rule), out);
             let added = &mut out[start..];
