@@ -288,6 +288,12 @@ impl Data {
         &self.arena[slot as usize]
     }
 
+    /// The entry in a slot, when the slot holds one of this transaction's
+    /// values (`None` past them).
+    pub fn try_entry(&self, slot: u32) -> Option<&Entry> {
+        self.arena.get(..self.used)?.get(slot as usize)
+    }
+
     /// The first value of a variable.
     pub fn first(&self, var: Var) -> Option<&[u8]> {
         self.slots(var)

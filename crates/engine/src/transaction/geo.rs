@@ -65,8 +65,8 @@ impl Transaction {
                 if hit != negated {
                     matched_any = true;
                     let mut e = self.state.matched_vars.spare();
-                    self.display_name_into(c, scratch, &mut e.0);
-                    e.1.extend_from_slice(&value);
+                    self.name_match(c, scratch, &mut e);
+                    e.value.extend_from_slice(&value);
                     self.on_match(rule, e, hit);
                 }
             }

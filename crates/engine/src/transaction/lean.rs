@@ -153,8 +153,8 @@ impl Transaction {
             // The rule matches: only the transformed value is needed, which the
             // match's record keeps (else the memo gives it).
             let mut e = self.state.matched_vars.spare();
-            self.cached_match_value_into(program, rule, slot, &mut e.1);
-            self.slot_name_into(var, slot, &mut e.0);
+            self.cached_match_value_into(program, rule, slot, &mut e.value);
+            e.name_slot(var, slot);
             self.on_match(rule, e, known);
             return true;
         }
@@ -172,8 +172,8 @@ impl Transaction {
                 .memo
                 .get(&program.chains, slot, rule.transforms, base);
             let mut e = self.state.matched_vars.spare();
-            e.1.extend_from_slice(v);
-            self.slot_name_into(var, slot, &mut e.0);
+            e.value.extend_from_slice(v);
+            e.name_slot(var, slot);
             self.on_match(rule, e, false);
             return true;
         }
@@ -185,20 +185,20 @@ impl Transaction {
         let hit = op.evaluate(v, None);
         let matched = (hit != negated).then(|| {
             let mut e = self.state.matched_vars.spare();
-            e.1.extend_from_slice(v);
+            e.value.extend_from_slice(v);
             e
         });
         if cache {
             match (self.data.cached(slot, &program.caches), &matched) {
                 // A match (not negated): recorded with its transformed value.
-                (Some(e), Some(m)) if hit => e.set_match(rule.index, None, &m.1),
+                (Some(e), Some(m)) if hit => e.set_match(rule.index, None, &m.value),
                 (Some(e), _) => e.set_result(rule.index, hit),
                 (None, _) => self.data.add_cost(slot, 1),
             }
         }
         match matched {
             Some(mut e) => {
-                self.slot_name_into(var, slot, &mut e.0);
+                e.name_slot(var, slot);
                 self.on_match(rule, e, hit);
                 true
             }
@@ -238,8 +238,8 @@ impl Transaction {
         let matched = hit != negated;
         if matched {
             let mut e = self.state.matched_vars.spare();
-            e.1.extend_from_slice(v);
-            name(&mut e.0);
+            e.value.extend_from_slice(v);
+            name(&mut e.name);
             self.work.vbuf = vbuf;
             self.on_match(rule, e, hit);
         } else {
@@ -287,16 +287,10 @@ impl Transaction {
         let matched = !hits.is_empty();
         for (key, value, hit) in hits {
             let mut e = self.state.matched_vars.spare();
-            e.1.extend_from_slice(&value);
-            super::resolve::push_var_name(&mut e.0, Var::Tx, &key);
+            e.value.extend_from_slice(&value);
+            super::resolve::push_var_name(&mut e.name, Var::Tx, &key);
             self.on_match(rule, e, hit);
         }
         matched
-    }
-
-    /// MATCHED_VAR_NAME of an arena value (`REQUEST_HEADERS:Host`, `REQUEST_URI`),
-    /// as [`Transaction::display_name_into`] writes it.
-    fn slot_name_into(&self, var: Var, slot: u32, s: &mut String) {
-        super::resolve::push_var_name(s, var, &self.data.entry(slot).key);
     }
 }

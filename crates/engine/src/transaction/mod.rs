@@ -161,13 +161,6 @@ pub(crate) struct State {
     pub user_id: Option<String>,
 }
 
-impl State {
-    /// MATCHED_VAR and MATCHED_VAR_NAME: the last match.
-    pub fn matched_var(&self) -> Option<(&str, &[u8])> {
-        self.matched_vars.last()
-    }
-}
-
 /// One HTTP transaction.
 #[derive(Debug)]
 pub struct Transaction {

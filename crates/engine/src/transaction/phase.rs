@@ -91,7 +91,7 @@ impl Transaction {
         p: &crate::prologue::Prologue,
     ) -> Option<usize> {
         if !self.state.tx.is_empty()
-            || self.state.matched_vars.last().is_some()
+            || !self.state.matched_vars.is_empty()
             || self.state.highest_severity.is_some()
         {
             return Some(0);
@@ -132,8 +132,8 @@ impl Transaction {
         self.state.matched_vars.clear();
         for (name, value) in &p.matched_vars {
             let mut e = self.state.matched_vars.spare();
-            e.0.push_str(name);
-            e.1.extend_from_slice(value);
+            e.name.push_str(name);
+            e.value.extend_from_slice(value);
             self.state.matched_vars.push(e);
         }
         self.state.highest_severity = p.highest_severity;
@@ -159,8 +159,8 @@ impl Transaction {
                 self.state.tx.clone(),
                 self.state
                     .matched_vars
-                    .iter()
-                    .map(|(n, v)| (n.to_string(), v.to_vec()))
+                    .iter(&self.data)
+                    .map(|(n, v)| (n.into_owned(), v.to_vec()))
                     .collect(),
                 self.state.highest_severity,
             )
@@ -432,8 +432,8 @@ impl Transaction {
             }
             for (name, value) in &sr.matches {
                 let mut e = self.state.matched_vars.spare();
-                e.0.push_str(name);
-                e.1.extend_from_slice(value);
+                e.name.push_str(name);
+                e.value.extend_from_slice(value);
                 self.on_match(rule, e, true);
             }
             return !sr.matches.is_empty();
@@ -645,8 +645,8 @@ impl Transaction {
                     if hit != negated {
                         matched_any = true;
                         let mut e = self.state.matched_vars.spare();
-                        self.display_name_into(c, scratch, &mut e.0);
-                        e.1.extend_from_slice(&value);
+                        self.name_match(c, scratch, &mut e);
+                        e.value.extend_from_slice(&value);
                         self.on_match(rule, e, hit);
                     }
                 }
@@ -682,7 +682,7 @@ impl Transaction {
                         // The rule matches: only the transformed value is needed,
                         // which the match's record keeps (else the memo gives it).
                         let mut e = self.state.matched_vars.spare();
-                        self.cached_match_value_into(program, rule, slot, &mut e.1);
+                        self.cached_match_value_into(program, rule, slot, &mut e.value);
                         break 'eval (known, Some(e));
                     }
                     let base = &self.data.entry(slot).value;
@@ -709,9 +709,9 @@ impl Transaction {
                                     .memo
                                     .get(&program.chains, slot, rule.transforms, base);
                             let mut e = self.state.matched_vars.spare();
-                            e.1.extend_from_slice(v);
+                            e.value.extend_from_slice(v);
                             matched_any = true;
-                            self.display_name_into(c, scratch, &mut e.0);
+                            self.name_match(c, scratch, &mut e);
                             self.on_match(rule, e, false);
                         }
                         continue 'values;
@@ -739,7 +739,7 @@ impl Transaction {
                     }
                     let matched = (hit != negated).then(|| {
                         let mut e = self.state.matched_vars.spare();
-                        e.1.extend_from_slice(v);
+                        e.value.extend_from_slice(v);
                         e
                     });
                     if cached == Some(true) && rule.capture && program.options.verify {
@@ -764,7 +764,7 @@ impl Transaction {
                         {
                             assert_eq!(
                                 kept,
-                                &m.1[..],
+                                &m.value[..],
                                 "cached transformed value of rule {} differs",
                                 rule.chain_id
                             );
@@ -777,7 +777,7 @@ impl Transaction {
                             (Some(e), Some(m)) if hit => e.set_match(
                                 rule.index,
                                 rule.capture.then_some(&self.captures),
-                                &m.1,
+                                &m.value,
                             ),
                             (Some(e), _) => e.set_result(rule.index, hit),
                             (None, _) => self.data.add_cost(slot, 1),
@@ -800,7 +800,7 @@ impl Transaction {
                     let hit = op.evaluate(&vbuf, rule.capture.then_some(&mut self.captures));
                     let matched = (hit != negated).then(|| {
                         let mut e = self.state.matched_vars.spare();
-                        e.1.extend_from_slice(&vbuf);
+                        e.value.extend_from_slice(&vbuf);
                         e
                     });
                     (hit, matched)
@@ -808,7 +808,7 @@ impl Transaction {
             };
             if let Some(mut e) = value {
                 matched_any = true;
-                self.display_name_into(c, scratch, &mut e.0);
+                self.name_match(c, scratch, &mut e);
                 self.on_match(rule, e, hit);
             }
         }
@@ -821,7 +821,7 @@ impl Transaction {
     /// Per-match effects, in v3's order: captures into TX:0-9, MATCHED_VAR(S),
     /// then the rule's `setvar`s. `entry` (name, value) comes from
     /// [`super::matched::MatchedVars::spare`].
-    pub(super) fn on_match(&mut self, rule: &Rule, entry: (String, Vec<u8>), hit: bool) {
+    pub(super) fn on_match(&mut self, rule: &Rule, entry: super::matched::Match, hit: bool) {
         // v3 (Rx::evaluate) stores the groups of this match with storeOrUpdateFirst
         // and leaves the other TX:0-9 as they were: a group captured by an earlier
         // rule keeps its value.
@@ -889,8 +889,8 @@ impl Transaction {
             if hit != negated {
                 matched = true;
                 let mut e = self.state.matched_vars.spare();
-                e.1.extend_from_slice(value);
-                self.display_name_into(c, scratch, &mut e.0);
+                e.value.extend_from_slice(value);
+                self.name_match(c, scratch, &mut e);
                 self.on_match(rule, e, hit);
             }
         }
@@ -1200,8 +1200,9 @@ impl Transaction {
         if rule.log {
             let (mvn, mv) = self
                 .state
-                .matched_var()
-                .map(|(n, v)| (n.to_string(), crate::lossy::lossy(v)))
+                .matched_vars
+                .last(&self.data)
+                .map(|(n, v)| (n.into_owned(), crate::lossy::lossy(v)))
                 .unwrap_or_default();
             let record = MatchedRule {
                 id: rule.id,
@@ -1286,8 +1287,8 @@ impl Transaction {
             ("sanitiseMatched" | "sanitiseMatchedBytes", _) => self
                 .state
                 .matched_vars
-                .iter()
-                .map(|(n, _)| Sanitise::Matched(n.to_string()))
+                .iter(&self.data)
+                .map(|(n, _)| Sanitise::Matched(n.into_owned()))
                 .collect(),
             _ => Vec::new(),
         };

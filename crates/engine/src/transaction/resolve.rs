@@ -38,14 +38,22 @@ impl Transaction {
         }
     }
 
-    /// The display name of a value (`ARGS:foo`, `REQUEST_URI`, `&ARGS`), appended
-    /// to `s`.
-    pub(crate) fn display_name_into(&self, c: &Candidate, scratch: &[Entry], s: &mut String) {
-        if c.count {
-            s.push('&');
-            s.push_str(c.var.name());
-        } else {
-            push_var_name(s, c.var, &self.entry_of(c, scratch).key);
+    /// Names a match by its value's display name (`ARGS:foo`, `REQUEST_URI`,
+    /// `&ARGS`): an arena value's is written only when read (see
+    /// [`super::matched::Match`]), the others' now.
+    pub(crate) fn name_match(
+        &self,
+        c: &Candidate,
+        scratch: &[Entry],
+        m: &mut super::matched::Match,
+    ) {
+        match c.src {
+            Src::Slot(slot) if !c.count => m.name_slot(c.var, slot),
+            _ if c.count => {
+                m.name.push('&');
+                m.name.push_str(c.var.name());
+            }
+            _ => push_var_name(&mut m.name, c.var, &self.entry_of(c, scratch).key),
         }
     }
 
@@ -168,8 +176,8 @@ impl Transaction {
                 }
             }
             Var::MatchedVars | Var::MatchedVarsNames => {
-                for (name, value) in self.state.matched_vars.iter() {
-                    let key = name.split_once(':').map_or(name, |(_, k)| k);
+                for (name, value) in self.state.matched_vars.iter(&self.data) {
+                    let key = name.split_once(':').map_or(&*name, |(_, k)| k);
                     if sel.selects(key.as_bytes()) {
                         let v: &[u8] = if var == Var::MatchedVars {
                             value
@@ -272,13 +280,15 @@ impl Transaction {
         let owned = |s: String| Some(Cow::Owned(s.into_bytes()));
         match var {
             Var::MatchedVar => Some(Cow::Borrowed(
-                self.state.matched_var().map_or(&b""[..], |(_, v)| v),
+                self.state.matched_vars.last_value().unwrap_or_default(),
             )),
-            Var::MatchedVarName => Some(Cow::Borrowed(
-                self.state
-                    .matched_var()
-                    .map_or(&b""[..], |(n, _)| n.as_bytes()),
-            )),
+            Var::MatchedVarName => Some(
+                match self.state.matched_vars.last(&self.data).map(|(n, _)| n) {
+                    Some(Cow::Borrowed(n)) => Cow::Borrowed(n.as_bytes()),
+                    Some(Cow::Owned(n)) => Cow::Owned(n.into_bytes()),
+                    None => Cow::Borrowed(&b""[..]),
+                },
+            ),
             Var::HighestSeverity => owned(
                 self.state
                     .highest_severity
