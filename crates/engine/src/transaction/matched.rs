@@ -8,33 +8,57 @@
 //! cleared entry to fill and [`MatchedVars::push`] puts it back in place. The list
 //! goes back to the thread's buffer pool with the transaction (see [`super::pool`]).
 //! The name of a match on an arena value is kept as the value's slot and written
-//! only when read (see [`Match`]).
+//! only when read, and a rule folded at load time adds its matches by reference
+//! (see [`Source`]).
 
 use std::borrow::Cow;
 
 use super::data::Data;
+use crate::rule::{Rule, RuleIdx};
 use crate::variable::Var;
 
+/// Where a match's name (and value) are, when not written into it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Written: `name` and `value` hold them.
+    #[default]
+    Written,
+    /// The name is `VAR:key` of an arena slot (the value is written).
+    Slot(Var, u32),
+    /// Both are match `k` of a rule's folded result
+    /// ([`crate::prune::StaticResult::matches`]), kept by the program.
+    Folded(RuleIdx, u32),
+}
+
+/// What the names and values kept by reference are read from: the
+/// transaction's data and the program's rules.
+#[derive(Clone, Copy)]
+pub(crate) struct Lookup<'a> {
+    pub data: &'a Data,
+    pub rules: &'a [Rule],
+}
+
 /// One match: MATCHED_VAR_NAME and MATCHED_VAR. The name of a value stored in
-/// the transaction's arena is not written at the match: `slot` says where it is
-/// (`VAR:key` of that slot), and [`MatchedVars::name`] writes it when something
-/// reads it (a macro, MATCHED_VARS_NAMES, a log record), which most matches never
-/// see. Arena slots keep their key and value until the transaction's data is
-/// cleared, and the list is cleared with it (see [`super::pool`]).
+/// the transaction's arena is not written at the match: `source` says where it
+/// is (`VAR:key` of that slot), and [`MatchedVars::name`] writes it when
+/// something reads it (a macro, MATCHED_VARS_NAMES, a log record), which most
+/// matches never see. Arena slots keep their key and value until the
+/// transaction's data is cleared, and the list is cleared with it (see
+/// [`super::pool`]). A folded rule's match is read from the program's rule.
 #[derive(Debug, Default)]
 pub(crate) struct Match {
-    /// The name, written (empty while `slot` names it).
+    /// The name, written (empty unless `source` is [`Source::Written`]).
     pub name: String,
-    /// The arena value whose `VAR:key` is the name, when `name` is not written.
-    pub slot: Option<(Var, u32)>,
-    /// The value matched (transformed).
+    /// Where the name (and, for a folded match, the value) are.
+    pub source: Source,
+    /// The value matched (transformed; empty for a folded match).
     pub value: Vec<u8>,
 }
 
 impl Match {
     /// Names the match by an arena value: `var`, with the key of `slot`.
     pub fn name_slot(&mut self, var: Var, slot: u32) {
-        self.slot = Some((var, slot));
+        self.source = Source::Slot(var, slot);
     }
 }
 
@@ -82,7 +106,7 @@ impl MatchedVars {
             Some(m) => {
                 let mut e = Match {
                     name: std::mem::take(&mut m.name),
-                    slot: None,
+                    source: Source::Written,
                     value: std::mem::take(&mut m.value),
                 };
                 e.name.clear();
@@ -102,21 +126,15 @@ impl MatchedVars {
         self.len += 1;
     }
 
-    /// Appends a copy of `(name, value)`, into a spare slot's buffers when there
-    /// is one.
-    pub fn push_copy(&mut self, name: &str, value: &[u8]) {
+    /// Appends match `k` of rule `rule`'s folded result by reference (its
+    /// buffers are left as they are: nothing is copied).
+    pub fn push_folded(&mut self, rule: RuleIdx, k: u32) {
+        let source = Source::Folded(rule, k);
         match self.entries.get_mut(self.len) {
-            Some(m) => {
-                m.name.clear();
-                m.name.push_str(name);
-                m.slot = None;
-                m.value.clear();
-                m.value.extend_from_slice(value);
-            }
+            Some(m) => m.source = source,
             None => self.entries.push(Match {
-                name: name.to_string(),
-                slot: None,
-                value: value.to_vec(),
+                source,
+                ..Match::default()
             }),
         }
         self.len += 1;
@@ -127,36 +145,37 @@ impl MatchedVars {
         self.len == 0
     }
 
-    /// The last entry: MATCHED_VAR_NAME and MATCHED_VAR, its name read from
-    /// `data` (the transaction's) when it names an arena value.
-    pub fn last<'a>(&'a self, data: &'a Data) -> Option<(Cow<'a, str>, &'a [u8])> {
+    /// The last entry: MATCHED_VAR_NAME and MATCHED_VAR, read through `at`
+    /// where kept by reference.
+    pub fn last<'a>(&'a self, at: Lookup<'a>) -> Option<(Cow<'a, str>, &'a [u8])> {
         self.entries[..self.len]
             .last()
-            .map(|m| (Self::name(m, data), m.value.as_slice()))
+            .map(|m| (Self::name(m, at), Self::value(m, at)))
     }
 
     /// The value of the last entry: MATCHED_VAR.
-    pub fn last_value(&self) -> Option<&[u8]> {
-        self.entries[..self.len].last().map(|m| m.value.as_slice())
+    pub fn last_value<'a>(&'a self, at: Lookup<'a>) -> Option<&'a [u8]> {
+        self.entries[..self.len].last().map(|m| Self::value(m, at))
     }
 
     /// The entries in match order, as [`MatchedVars::last`] gives them.
     pub fn iter<'a>(
         &'a self,
-        data: &'a Data,
+        at: Lookup<'a>,
     ) -> impl DoubleEndedIterator<Item = (Cow<'a, str>, &'a [u8])> {
         self.entries[..self.len]
             .iter()
-            .map(move |m| (Self::name(m, data), m.value.as_slice()))
+            .map(move |m| (Self::name(m, at), Self::value(m, at)))
     }
 
-    /// An entry's name: written, or `VAR:key` of its arena slot in `data` (only
-    /// `VAR` should the slot be gone, which a list cleared with its data never
-    /// meets).
-    fn name<'a>(m: &'a Match, data: &'a Data) -> Cow<'a, str> {
-        match m.slot {
-            None => Cow::Borrowed(&m.name),
-            Some((var, slot)) => match data.try_entry(slot) {
+    /// An entry's name: written, `VAR:key` of its arena slot, or its folded
+    /// rule's. (Only `VAR` should the slot be gone, and nothing should the rule
+    /// or match be, which a list cleared with its data, in a transaction of the
+    /// program whose rules it reads, never meets.)
+    fn name<'a>(m: &'a Match, at: Lookup<'a>) -> Cow<'a, str> {
+        match m.source {
+            Source::Written => Cow::Borrowed(&m.name),
+            Source::Slot(var, slot) => match at.data.try_entry(slot) {
                 Some(e) if !e.key.is_empty() => {
                     let mut s = String::new();
                     super::resolve::push_var_name(&mut s, var, &e.key);
@@ -164,15 +183,40 @@ impl MatchedVars {
                 }
                 _ => Cow::Borrowed(var.name()),
             },
+            Source::Folded(rule, k) => {
+                Cow::Borrowed(Self::folded(at, rule, k).map_or("", |(n, _)| n.as_str()))
+            }
         }
+    }
+
+    /// An entry's value: written, or its folded rule's.
+    fn value<'a>(m: &'a Match, at: Lookup<'a>) -> &'a [u8] {
+        match m.source {
+            Source::Folded(rule, k) => Self::folded(at, rule, k).map_or(&[], |(_, v)| v),
+            _ => &m.value,
+        }
+    }
+
+    /// Match `k` of rule `rule`'s folded result.
+    fn folded(at: Lookup<'_>, rule: RuleIdx, k: u32) -> Option<&(String, Vec<u8>)> {
+        at.rules
+            .get(rule as usize)?
+            .static_result
+            .as_ref()?
+            .matches
+            .get(k as usize)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Match, MatchedVars};
+    use super::{Lookup, Match, MatchedVars};
     use crate::transaction::data::Data;
     use crate::variable::Var;
+
+    fn at(data: &Data) -> Lookup<'_> {
+        Lookup { data, rules: &[] }
+    }
 
     fn push_copy(m: &mut MatchedVars, name: &str, value: &[u8]) {
         let mut e = m.spare();
@@ -182,7 +226,7 @@ mod tests {
     }
 
     fn all(m: &MatchedVars, data: &Data) -> Vec<(String, Vec<u8>)> {
-        m.iter(data)
+        m.iter(at(data))
             .map(|(n, v)| (n.into_owned(), v.to_vec()))
             .collect()
     }
@@ -192,20 +236,20 @@ mod tests {
     }
 
     #[test]
-    fn copies_are_pushed_into_spare_slots() {
+    fn entries_are_pushed_into_spare_slots() {
         let data = Data::default();
         let mut m = MatchedVars::default();
-        m.push_copy("TX:a", b"long first value");
-        m.push_copy("TX:b", b"2");
+        push_copy(&mut m, "TX:a", b"long first value");
+        push_copy(&mut m, "TX:b", b"2");
         m.clear();
-        m.push_copy("TX:c", b"3");
+        push_copy(&mut m, "TX:c", b"3");
         assert_eq!(all(&m, &data), vec![pair("TX:c", b"3")]);
-        m.push_copy("TX:d", b"");
-        m.push_copy("TX:e", b"5");
-        let last = m.last(&data).map(|(n, v)| (n.into_owned(), v.to_vec()));
+        push_copy(&mut m, "TX:d", b"");
+        push_copy(&mut m, "TX:e", b"5");
+        let last = m.last(at(&data)).map(|(n, v)| (n.into_owned(), v.to_vec()));
         assert_eq!(last, Some(pair("TX:e", b"5")));
-        assert_eq!(m.last_value(), Some(&b"5"[..]));
-        assert_eq!(m.iter(&data).count(), 3);
+        assert_eq!(m.last_value(at(&data)), Some(&b"5"[..]));
+        assert_eq!(m.iter(at(&data)).count(), 3);
     }
 
     #[test]
@@ -214,14 +258,14 @@ mod tests {
         let mut m = MatchedVars::default();
         push_copy(&mut m, "ARGS:a", b"first value");
         push_copy(&mut m, "ARGS:b", b"2");
-        assert_eq!(m.last_value(), Some(&b"2"[..]));
+        assert_eq!(m.last_value(at(&data)), Some(&b"2"[..]));
         m.clear();
-        assert!(m.last(&data).is_none() && m.is_empty());
-        assert_eq!(m.iter(&data).count(), 0);
+        assert!(m.last(at(&data)).is_none() && m.is_empty());
+        assert_eq!(m.iter(at(&data)).count(), 0);
         // The spare entry is empty even though its buffers held "ARGS:a".
         let e = m.spare();
         assert!(e.name.is_empty() && e.value.is_empty() && e.name.capacity() >= 6);
-        assert!(e.slot.is_none());
+        assert_eq!(e.source, super::Source::Written);
         m.push(e);
         push_copy(&mut m, "X", b"y");
         assert_eq!(all(&m, &data), vec![pair("", b""), pair("X", b"y")]);
@@ -271,13 +315,56 @@ mod tests {
         e.name_slot(Var::RequestUri, 99);
         m.push(e);
         assert_eq!(
-            m.last(&data).map(|(n, _)| n.into_owned()),
+            m.last(at(&data)).map(|(n, _)| n.into_owned()),
             Some("REQUEST_URI".into())
         );
+        // A folded rule's match is read from the program's rule (none here:
+        // nothing; `folded_matches_are_read_from_the_rule` has one), and the
+        // entry it took is written again when reused.
+        m.clear();
+        m.push_folded(7, 0);
+        assert_eq!(all(&m, &data), vec![pair("", b"")]);
+        m.clear();
+        push_copy(&mut m, "TX:1", b"y");
+        assert_eq!(all(&m, &data), vec![pair("TX:1", b"y")]);
         data.clear();
         assert_eq!(
-            m.iter(&data).next().map(|(n, _)| n.into_owned()),
+            m.iter(at(&data)).next().map(|(n, _)| n.into_owned()),
             Some("TX:1".into())
+        );
+    }
+
+    #[test]
+    fn folded_matches_are_read_from_the_rule() {
+        let rules = "SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1\"\n\
+            SecRule TX:LEVEL \"@lt 2\" \"id:2,phase:1,pass,nolog,skipAfter:END\"\n\
+            SecRule ARGS \"@rx x\" \"id:3,phase:1,deny\"\n\
+            SecMarker END\n";
+        let program = crate::Program::from_str("folded.conf", rules).expect("rules compile");
+        let folded = program
+            .rules
+            .iter()
+            .find(|r| r.id == 2 && r.static_result.as_ref().is_some_and(|s| s.plain))
+            .expect("rule 2 is folded");
+        let data = Data::default();
+        let at = Lookup {
+            data: &data,
+            rules: &program.rules,
+        };
+        let mut m = MatchedVars::default();
+        push_copy(&mut m, "ARGS:a", b"b");
+        m.push_folded(folded.index, 0);
+        let got: Vec<_> = m
+            .iter(at)
+            .map(|(n, v)| (n.into_owned(), v.to_vec()))
+            .collect();
+        assert_eq!(got, vec![pair("ARGS:a", b"b"), pair("TX:level", b"1")]);
+        assert_eq!(m.last_value(at), Some(&b"1"[..]));
+        // A match the rule does not have reads as nothing.
+        m.push_folded(folded.index, 1);
+        assert_eq!(
+            m.last(at).map(|(n, v)| (n.into_owned(), v.to_vec())),
+            Some(pair("", b""))
         );
     }
 }

@@ -159,7 +159,7 @@ impl Transaction {
                 self.state.tx.clone(),
                 self.state
                     .matched_vars
-                    .iter(&self.data)
+                    .iter(self.lookup())
                     .map(|(n, v)| (n.into_owned(), v.to_vec()))
                     .collect(),
                 self.state.highest_severity,
@@ -347,8 +347,9 @@ impl Transaction {
             self.state.matched_vars.clear();
             return Some(false);
         }
-        for (name, value) in &sr.matches {
-            self.state.matched_vars.push_copy(name, value);
+        // By reference: nothing is copied unless something reads them.
+        for (k, _) in (0u32..).zip(&sr.matches) {
+            self.state.matched_vars.push_folded(rule.index, k);
         }
         if let Some(sev) = rule.meta.severity {
             self.state.highest_severity =
@@ -1201,7 +1202,7 @@ impl Transaction {
             let (mvn, mv) = self
                 .state
                 .matched_vars
-                .last(&self.data)
+                .last(self.lookup())
                 .map(|(n, v)| (n.into_owned(), crate::lossy::lossy(v)))
                 .unwrap_or_default();
             let record = MatchedRule {
@@ -1287,7 +1288,7 @@ impl Transaction {
             ("sanitiseMatched" | "sanitiseMatchedBytes", _) => self
                 .state
                 .matched_vars
-                .iter(&self.data)
+                .iter(self.lookup())
                 .map(|(n, _)| Sanitise::Matched(n.into_owned()))
                 .collect(),
             _ => Vec::new(),

@@ -38,6 +38,16 @@ impl Transaction {
         }
     }
 
+    /// Where the matches kept by reference are read from (see
+    /// [`super::matched::Source`]).
+    #[inline]
+    pub(crate) fn lookup(&self) -> super::matched::Lookup<'_> {
+        super::matched::Lookup {
+            data: &self.data,
+            rules: &self.program.rules,
+        }
+    }
+
     /// Names a match by its value's display name (`ARGS:foo`, `REQUEST_URI`,
     /// `&ARGS`): an arena value's is written only when read (see
     /// [`super::matched::Match`]), the others' now.
@@ -176,7 +186,7 @@ impl Transaction {
                 }
             }
             Var::MatchedVars | Var::MatchedVarsNames => {
-                for (name, value) in self.state.matched_vars.iter(&self.data) {
+                for (name, value) in self.state.matched_vars.iter(self.lookup()) {
                     let key = name.split_once(':').map_or(&*name, |(_, k)| k);
                     if sel.selects(key.as_bytes()) {
                         let v: &[u8] = if var == Var::MatchedVars {
@@ -280,10 +290,13 @@ impl Transaction {
         let owned = |s: String| Some(Cow::Owned(s.into_bytes()));
         match var {
             Var::MatchedVar => Some(Cow::Borrowed(
-                self.state.matched_vars.last_value().unwrap_or_default(),
+                self.state
+                    .matched_vars
+                    .last_value(self.lookup())
+                    .unwrap_or_default(),
             )),
             Var::MatchedVarName => Some(
-                match self.state.matched_vars.last(&self.data).map(|(n, _)| n) {
+                match self.state.matched_vars.last(self.lookup()).map(|(n, _)| n) {
                     Some(Cow::Borrowed(n)) => Cow::Borrowed(n.as_bytes()),
                     Some(Cow::Owned(n)) => Cow::Owned(n.into_bytes()),
                     None => Cow::Borrowed(&b""[..]),
