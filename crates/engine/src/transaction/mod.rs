@@ -399,7 +399,13 @@ impl Transaction {
     /// Sets the request line (before phase 1).
     pub fn process_uri(&mut self, uri: &str, method: &str, http_version: &str) {
         self.uri = uri.to_string();
-        let version = http_version.trim_start_matches("HTTP/").as_bytes();
+        // Every leading "HTTP/" removed (as `trim_start_matches`, without its
+        // substring searcher).
+        let mut version = http_version;
+        while let Some(v) = version.strip_prefix("HTTP/") {
+            version = v;
+        }
+        let version = version.as_bytes();
         let (method, uri_bytes) = (method.as_bytes(), uri.as_bytes());
         self.data.set_concat(
             Var::RequestLine,
@@ -973,19 +979,25 @@ impl Transaction {
 /// sequences kept).
 pub fn uri_decode(input: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        if input[i] == b'%' && i + 2 < input.len() {
-            let (h, l) = (input[i + 1], input[i + 2]);
-            if let (Some(h), Some(l)) = (hex(h), hex(l)) {
+    // The bytes up to each `%` are copied as they are, in one piece.
+    let mut rest = input;
+    while let Some(p) = memchr::memchr(b'%', rest) {
+        out.extend_from_slice(&rest[..p]);
+        let escape = &rest[p..];
+        let digit = |i: usize| escape.get(i).copied().and_then(hex);
+        match (digit(1), digit(2)) {
+            (Some(h), Some(l)) => {
                 out.push(h << 4 | l);
-                i += 3;
-                continue;
+                rest = escape.get(3..).unwrap_or_default();
+            }
+            // Not an escape: the `%` is kept.
+            _ => {
+                out.push(b'%');
+                rest = escape.get(1..).unwrap_or_default();
             }
         }
-        out.push(input[i]);
-        i += 1;
     }
+    out.extend_from_slice(rest);
     out
 }
 
@@ -1025,6 +1037,53 @@ fn strip_scheme_host(uri: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::phase::format_int;
+
+    /// `%XX` decoding byte by byte: what `uri_decode` must give.
+    fn uri_decode_bytewise(input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < input.len() {
+            if input[i] == b'%' && i + 2 < input.len() {
+                if let (Some(h), Some(l)) = (super::hex(input[i + 1]), super::hex(input[i + 2])) {
+                    out.push(h << 4 | l);
+                    i += 3;
+                    continue;
+                }
+            }
+            out.push(input[i]);
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn uri_decoding_keeps_what_is_not_an_escape() {
+        for (input, want) in [
+            (&b"/a%20b"[..], &b"/a b"[..]),
+            (b"%41%4a%4A", b"AJJ"),
+            (b"%", b"%"),
+            (b"%4", b"%4"),
+            (b"x%4g%%41", b"x%4g%A"),
+            (b"%%%", b"%%%"),
+            (b"%e2%82%ac", "\u{20ac}".as_bytes()),
+            (b"", b""),
+        ] {
+            assert_eq!(super::uri_decode(input), want, "{input:?}");
+            assert_eq!(uri_decode_bytewise(input), want, "{input:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn uri_decoding_matches_the_bytewise_decoder(
+            input in proptest::collection::vec(
+                proptest::sample::select(&b"%%%0129aAfFgG/ \xff"[..]),
+                0..40,
+            )
+        ) {
+            proptest::prop_assert_eq!(super::uri_decode(&input), uri_decode_bytewise(&input));
+        }
+    }
 
     #[test]
     fn ports_are_written_in_decimal() {
