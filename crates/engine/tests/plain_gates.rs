@@ -183,3 +183,32 @@ fn a_pass_puts_gated_rules_to_the_admission_of_the_current_data() {
         }
     }
 }
+
+/// A rule folded to a match with effects of its own (a `setvar`, a logged
+/// message) is not plain: the loop evaluates its effects, which read its match
+/// (MATCHED_VAR, MATCHED_VAR_NAME) as plain evaluation gives it; the rule after
+/// it reads the value it copied.
+const EFFECTS: &str = "SecRuleEngine On\n\
+SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=3\"\n\
+SecRule TX:level \"@gt 2\" \"id:2,phase:2,pass,log,msg:'seen %{MATCHED_VAR_NAME}=%{MATCHED_VAR}',setvar:tx.copy=%{MATCHED_VAR}\"\n\
+SecRule TX:copy \"@streq 3\" \"id:3,phase:2,pass,log,msg:'copied %{MATCHED_VAR_NAME}=%{MATCHED_VAR}'\"\n";
+
+#[test]
+fn folded_matches_with_effects_read_their_match() {
+    let build = |options: &Options| {
+        Program::from_str_with("effects.conf", EFFECTS, options).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let optimised = build(&Options::default());
+    let plain = build(&Options::none());
+    let gate = folded(&optimised, 2);
+    assert!(!gate.plain && !gate.matches.is_empty());
+    let got = run(&optimised, "/?q=1");
+    assert_eq!(got, run(&plain, "/?q=1"));
+    assert_eq!(
+        got.1,
+        vec![
+            (2, "seen TX:level=3".to_string()),
+            (3, "copied TX:copy=3".to_string())
+        ]
+    );
+}

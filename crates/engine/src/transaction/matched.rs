@@ -60,6 +60,12 @@ impl Match {
     pub fn name_slot(&mut self, var: Var, slot: u32) {
         self.source = Source::Slot(var, slot);
     }
+
+    /// Makes this match `k` of rule `rule`'s folded result, name and value (both
+    /// read from the rule).
+    pub fn name_folded(&mut self, rule: RuleIdx, k: u32) {
+        self.source = Source::Folded(rule, k);
+    }
 }
 
 /// The matches, in match order.

@@ -431,10 +431,10 @@ impl Transaction {
                 );
                 return m;
             }
-            for (name, value) in &sr.matches {
+            // Each match by reference (see `plain_static`), then its effects.
+            for (k, _) in (0u32..).zip(&sr.matches) {
                 let mut e = self.state.matched_vars.spare();
-                e.name.push_str(name);
-                e.value.extend_from_slice(value);
+                e.name_folded(rule.index, k);
                 self.on_match(rule, e, true);
             }
             return !sr.matches.is_empty();
