@@ -120,10 +120,11 @@ impl KeyRegex {
             (Some(_), None) => false,
             (None, _) => true,
         };
+        // (A key already in lower case, as TX keys are, compares as bytes.)
         if !first
             || !key
                 .get(..self.prefix.len())
-                .is_some_and(|p| p.eq_ignore_ascii_case(&self.prefix))
+                .is_some_and(|p| p == self.prefix || p.eq_ignore_ascii_case(&self.prefix))
         {
             return false;
         }
@@ -674,6 +675,8 @@ mod key_regex_props {
             Just("multipart_".to_string()),
             Just("HEADERS_".to_string()),
             Just("content_types".to_string()),
+            Just("MultiPart_".to_string()),
+            Just("CONTENT_types".to_string()),
             Just("_".to_string()),
             Just("paramcounter".to_string()),
             Just("\u{17f}".to_string()),
@@ -696,6 +699,8 @@ mod key_regex_props {
                 "content_types$",
                 "(?-i)Paramcounter_.*",
                 "^multipart_headers_(?:content|x)",
+                "^multipart_",
+                "content",
             ] {
                 let sel = KeyRegex::new(pattern).unwrap_or_else(|e| panic!("{e}"));
                 let re = regex::bytes::RegexBuilder::new(pattern)
