@@ -47,11 +47,13 @@ pub(crate) struct Lookup<'a> {
 /// [`super::pool`]). A folded rule's match is read from the program's rule.
 #[derive(Debug, Default)]
 pub(crate) struct Match {
-    /// The name, written (empty unless `source` is [`Source::Written`]).
+    /// The name, when `source` is [`Source::Written`] (otherwise a spare
+    /// buffer whose bytes mean nothing).
     pub name: String,
     /// Where the name (and, for a folded match, the value) are.
     pub source: Source,
-    /// The value matched (transformed; empty for a folded match).
+    /// The value matched (transformed), unless `source` is
+    /// [`Source::Folded`] (then a spare buffer, as `name`).
     pub value: Vec<u8>,
 }
 
