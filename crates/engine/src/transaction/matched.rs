@@ -47,13 +47,11 @@ pub(crate) struct Lookup<'a> {
 /// [`super::pool`]). A folded rule's match is read from the program's rule.
 #[derive(Debug, Default)]
 pub(crate) struct Match {
-    /// The name, when `source` is [`Source::Written`] (otherwise a spare
-    /// buffer whose bytes mean nothing).
+    /// The name, written (empty unless `source` is [`Source::Written`]).
     pub name: String,
     /// Where the name (and, for a folded match, the value) are.
     pub source: Source,
-    /// The value matched (transformed), unless `source` is
-    /// [`Source::Folded`] (then a spare buffer, as `name`).
+    /// The value matched (transformed; empty for a folded match).
     pub value: Vec<u8>,
 }
 
@@ -130,20 +128,6 @@ impl MatchedVars {
         match self.entries.get_mut(self.len) {
             Some(slot) => *slot = entry,
             None => self.entries.push(entry),
-        }
-        self.len += 1;
-    }
-
-    /// Appends match `k` of rule `rule`'s folded result by reference (its
-    /// buffers are left as they are: nothing is copied).
-    pub fn push_folded(&mut self, rule: RuleIdx, k: u32) {
-        let source = Source::Folded(rule, k);
-        match self.entries.get_mut(self.len) {
-            Some(m) => m.source = source,
-            None => self.entries.push(Match {
-                source,
-                ..Match::default()
-            }),
         }
         self.len += 1;
     }
@@ -330,7 +314,9 @@ mod tests {
         // nothing; `folded_matches_are_read_from_the_rule` has one), and the
         // entry it took is written again when reused.
         m.clear();
-        m.push_folded(7, 0);
+        let mut e = m.spare();
+        e.name_folded(7, 0);
+        m.push(e);
         assert_eq!(all(&m, &data), vec![pair("", b"")]);
         m.clear();
         push_copy(&mut m, "TX:1", b"y");
@@ -361,7 +347,9 @@ mod tests {
         };
         let mut m = MatchedVars::default();
         push_copy(&mut m, "ARGS:a", b"b");
-        m.push_folded(folded.index, 0);
+        let mut e = m.spare();
+        e.name_folded(folded.index, 0);
+        m.push(e);
         let got: Vec<_> = m
             .iter(at)
             .map(|(n, v)| (n.into_owned(), v.to_vec()))
@@ -369,7 +357,9 @@ mod tests {
         assert_eq!(got, vec![pair("ARGS:a", b"b"), pair("TX:level", b"1")]);
         assert_eq!(m.last_value(at), Some(&b"1"[..]));
         // A match the rule does not have reads as nothing.
-        m.push_folded(folded.index, 1);
+        let mut e = m.spare();
+        e.name_folded(folded.index, 1);
+        m.push(e);
         assert_eq!(
             m.last(at).map(|(n, v)| (n.into_owned(), v.to_vec())),
             Some(pair("", b""))

@@ -349,7 +349,9 @@ impl Transaction {
         }
         // By reference: nothing is copied unless something reads them.
         for (k, _) in (0u32..).zip(&sr.matches) {
-            self.state.matched_vars.push_folded(rule.index, k);
+            let mut e = self.state.matched_vars.spare();
+            e.name_folded(rule.index, k);
+            self.state.matched_vars.push(e);
         }
         if let Some(sev) = rule.meta.severity {
             self.state.highest_severity =

@@ -57,13 +57,14 @@ impl Transaction {
         scratch: &[Entry],
         m: &mut super::matched::Match,
     ) {
+        if c.count {
+            m.name.push('&');
+            m.name.push_str(c.var.name());
+            return;
+        }
         match c.src {
-            Src::Slot(slot) if !c.count => m.name_slot(c.var, slot),
-            _ if c.count => {
-                m.name.push('&');
-                m.name.push_str(c.var.name());
-            }
-            _ => push_var_name(&mut m.name, c.var, &self.entry_of(c, scratch).key),
+            Src::Slot(slot) => m.name_slot(c.var, slot),
+            Src::Scratch(_) => push_var_name(&mut m.name, c.var, &self.entry_of(c, scratch).key),
         }
     }
 
