@@ -7,11 +7,18 @@
 //! bytes live in buffers kept across [`TransformMemo::clear`], so a reused memo
 //! allocates nothing once warm.
 //!
-//! The prefilter's scan of a transformed value is memoised too, keyed by the bytes
-//! it scans rather than by the chain: chains that leave a value unchanged, or change
-//! only the case of its ASCII letters (the prefilter matches ASCII case-
-//! insensitively), share their parent's scan. For most benign values every chain
-//! shares the one scan of the raw value.
+//! A transformation is applied at most once per slot and input bytes: CRS chains
+//! differ in steps that leave most values as they are (`utf8toUnicode` on ASCII,
+//! `htmlEntityDecode` without `&`), so two chains often end in the same step on
+//! the same bytes, and the second takes the first's result (its bytes and scan).
+//!
+//! The prefilter's scan of a transformed value is memoised too, with the chain
+//! whose bytes it scans: chains that leave a value unchanged, or change only the
+//! case of its ASCII letters (the prefilter matches ASCII case-insensitively),
+//! share their parent's scan, and chains that reach the same bytes by the same
+//! last step share that step's. For most benign values every chain shares the one
+//! scan of the raw value. (Bytes equal by other paths are scanned again: finding
+//! them by a hash of every scanned value cost more than the scans it saved.)
 
 use crate::transform::triggers::{self, ByteMask};
 use rustc_hash::FxHashMap;
@@ -155,9 +162,11 @@ pub struct TransformMemo {
     /// Per slot: the offset in `bits` of the raw value's scan, or [`UNSCANNED`]
     /// (the other chains' offsets are in their [`Link`]s).
     root_scans: Vec<u32>,
-    /// The same scans by (slot, hash of the scanned bytes) -> (chain owning the
-    /// bytes, offset in `bits`); a hit is confirmed by comparing the bytes.
-    by_bytes: FxHashMap<(u32, u64), (ChainId, u32)>,
+    /// Each transformation applied, by (slot, [`Link::bytes`] of its input,
+    /// transformation) -> the chain whose link holds its result: equal inputs
+    /// have equal results, so another chain ending in the same step on the same
+    /// bytes takes that link instead of applying it again.
+    applied: FxHashMap<(u32, u32, crate::transform::Transformation), ChainId>,
     bits: Vec<u64>,
     /// Per slot: the bytes of the raw value, once a chain was asked for it (a
     /// chain whose trigger bytes it lacks leaves it unchanged).
@@ -207,7 +216,7 @@ impl TransformMemo {
         self.index.clear();
         self.used = 0;
         self.root_scans.clear();
-        self.by_bytes.clear();
+        self.applied.clear();
         self.bits.clear();
         self.presence.clear();
         self.deleting_scans.clear();
@@ -236,6 +245,8 @@ impl TransformMemo {
             + self.bits.capacity() * 8
             + self.index.capacity_bytes()
             + self.presence.capacity() * std::mem::size_of::<Option<ByteMask>>()
+            + self.applied.capacity()
+                * std::mem::size_of::<((u32, u32, crate::transform::Transformation), ChainId)>()
     }
 
     #[inline]
@@ -323,6 +334,21 @@ impl TransformMemo {
         };
         self.compute(chains, slot, parent, base);
         let plink = self.link(slot, parent).unwrap_or(ROOT);
+        // The same transformation of the same bytes, reached by another chain
+        // (CRS chains differ in steps that leave most values as they are): its
+        // result, bytes and scan.
+        match self.applied.entry((slot, plink.bytes, t)) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let done = *e.get();
+                if let Some(l) = self.index.get(slot, done) {
+                    self.index.insert(chains.len(), slot, chain, l);
+                    return;
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(chain);
+            }
+        }
         if self.used == self.buffers.len() {
             self.buffers.push(Vec::new());
         }
@@ -490,46 +516,34 @@ impl TransformMemo {
         let offset = if owner_known != UNSCANNED {
             owner_known as usize
         } else {
+            let o = self.bits.len();
+            let mut bits = std::mem::take(&mut self.bits);
+            bits.resize(o + words, 0);
             let value = self.get(chains, slot, owner, base);
-            let hash = bytes_key(value);
-            let same = self.by_bytes.get(&(slot, hash)).and_then(|&(other, o)| {
-                (self.get(chains, slot, other, base) == value).then_some(o as usize)
-            });
-            let o = match same {
-                Some(o) => o,
-                None => {
-                    let o = self.bits.len();
-                    let mut bits = std::mem::take(&mut self.bits);
-                    bits.resize(o + words, 0);
-                    let value = self.get(chains, slot, owner, base);
-                    if long {
-                        prefilter.scan_long_into(value, &mut bits[o..]);
-                    } else if owner == 0 && base.len() <= PRESENCE_MAX {
-                        // The raw value: its bytes, which the chains' trigger tests
-                        // need anyway, give the scan's presence set; when not known
-                        // yet, the scan collects them.
-                        match self.presence.get(slot as usize).copied().flatten() {
-                            Some(p) => {
-                                let lowered = triggers::lowered(&p);
-                                prefilter.scan_into_with_presence(base, &lowered, &mut bits[o..]);
-                            }
-                            None => {
-                                let p = prefilter.scan_into_collecting(base, &mut bits[o..]);
-                                let i = slot as usize;
-                                if self.presence.len() <= i {
-                                    self.presence.resize(i + 1, None);
-                                }
-                                self.presence[i] = Some(p);
-                            }
-                        }
-                    } else {
-                        prefilter.scan_into(value, &mut bits[o..]);
+            if long {
+                prefilter.scan_long_into(value, &mut bits[o..]);
+            } else if owner == 0 && base.len() <= PRESENCE_MAX {
+                // The raw value: its bytes, which the chains' trigger tests
+                // need anyway, give the scan's presence set; when not known
+                // yet, the scan collects them.
+                match self.presence.get(slot as usize).copied().flatten() {
+                    Some(p) => {
+                        let lowered = triggers::lowered(&p);
+                        prefilter.scan_into_with_presence(base, &lowered, &mut bits[o..]);
                     }
-                    self.bits = bits;
-                    self.by_bytes.insert((slot, hash), (owner, o as u32));
-                    o
+                    None => {
+                        let p = prefilter.scan_into_collecting(base, &mut bits[o..]);
+                        let i = slot as usize;
+                        if self.presence.len() <= i {
+                            self.presence.resize(i + 1, None);
+                        }
+                        self.presence[i] = Some(p);
+                    }
                 }
-            };
+            } else {
+                prefilter.scan_into(value, &mut bits[o..]);
+            }
+            self.bits = bits;
             self.record_scan(slot, owner, o as u32);
             o
         };
@@ -548,7 +562,7 @@ impl TransformMemo {
     /// `before` (see [`ChainTable::opaque`]). They are computed in two scratch
     /// buffers and scanned without being memoised: after a step such as
     /// `base64Decode` they are bytes no other chain gives, so the memo's links
-    /// and byte-keyed scans would cost more than they save.
+    /// and buffers would cost more than they save.
     pub fn walk_opaque(
         &mut self,
         prefilter: &crate::prefilter::Prefilter,
@@ -612,32 +626,6 @@ impl TransformMemo {
     }
 }
 
-/// Values longer than this are keyed in [`TransformMemo`]'s `by_bytes` by a
-/// sample of their bytes.
-const SAMPLED_FROM: usize = 512;
-
-/// The key of `value` in [`TransformMemo`]'s `by_bytes`: a hash of the bytes,
-/// or, past [`SAMPLED_FROM`] bytes, of the length and six 64-byte windows (both
-/// ends and four evenly spread). Equal values get equal keys; a hit is confirmed
-/// by comparing the bytes, so values that differ only between the windows
-/// merely share a key. Hashing every byte of a 10 KB response body took about
-/// 1 µs for each of its scans.
-fn bytes_key(value: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = rustc_hash::FxHasher::default();
-    if value.len() <= SAMPLED_FROM {
-        value.hash(&mut h);
-        return h.finish();
-    }
-    value.len().hash(&mut h);
-    let last = value.len() - 64;
-    let step = last / 5;
-    for at in [0, step, 2 * step, 3 * step, 4 * step, last] {
-        value.get(at..at + 64).unwrap_or_default().hash(&mut h);
-    }
-    h.finish()
-}
-
 /// Applies a chain without memo (for values that change during a transaction).
 /// `out` receives the result; no allocation beyond growing `out` and one scratch
 /// buffer.
@@ -679,35 +667,6 @@ mod tests {
     use super::*;
     use crate::prefilter::{has, Prefilter};
     use crate::transform::Transformation;
-
-    #[test]
-    fn long_values_are_keyed_by_a_sample_of_their_bytes() {
-        let body: Vec<u8> = (0..10_240u32).map(|i| (i * 7 % 251) as u8).collect();
-        assert_eq!(bytes_key(&body), bytes_key(&body.clone()));
-        // Each window and the length count: a change at either end, on a
-        // window's first or last byte, or of the length, changes the key.
-        let step = (body.len() - 64) / 5;
-        for at in [
-            0,
-            63,
-            step,
-            step + 63,
-            4 * step + 63,
-            body.len() - 64,
-            body.len() - 1,
-        ] {
-            let mut other = body.clone();
-            other[at] ^= 1;
-            assert_ne!(bytes_key(&body), bytes_key(&other), "byte {at}");
-        }
-        assert_ne!(bytes_key(&body), bytes_key(&body[..body.len() - 1]));
-        // A change between the windows keeps the key (the bytes decide).
-        let mut inside = body.clone();
-        inside[64] ^= 1;
-        assert_eq!(bytes_key(&body), bytes_key(&inside));
-        // Short values: every byte.
-        assert_ne!(bytes_key(&body[..512]), bytes_key(&inside[..512]));
-    }
 
     #[test]
     fn chains_share_prefixes_and_case_only_changes_share_scans() {
@@ -792,6 +751,54 @@ mod tests {
         memo.compute(&chains, 4, url, base);
         memo.scan(&pf, &chains, 4, url, base, false);
         assert_eq!(memo.bits.len(), 3 * words);
+    }
+
+    #[test]
+    fn a_step_on_bytes_it_was_applied_to_before_is_not_applied_again() {
+        let mut chains = ChainTable::new();
+        let url_lower = chains.intern(&[Transformation::UrlDecode, Transformation::Lowercase]);
+        let utf_url_lower = chains.intern(&[
+            Transformation::Utf8ToUnicode,
+            Transformation::UrlDecode,
+            Transformation::Lowercase,
+        ]);
+        let utf_url = chains.intern(&[Transformation::Utf8ToUnicode, Transformation::UrlDecode]);
+        let url = chains.intern(&[Transformation::UrlDecode]);
+        let url_trim = chains.intern(&[Transformation::UrlDecode, Transformation::Trim]);
+        let utf_url_trim = chains.intern(&[
+            Transformation::Utf8ToUnicode,
+            Transformation::UrlDecode,
+            Transformation::Trim,
+        ]);
+        let mut memo = TransformMemo::default();
+        let base = b"A%42+c";
+        memo.compute(&chains, 3, url_lower, base);
+        let used = memo.used;
+        assert_eq!(used, 2);
+        // `utf8toUnicode` leaves the value as it is, so the rest of the chain is
+        // the same steps on the same bytes: no buffer more, the same results.
+        memo.compute(&chains, 3, utf_url_lower, base);
+        assert_eq!(memo.used, used);
+        assert_eq!(memo.get(&chains, 3, utf_url_lower, base), b"ab c");
+        assert_eq!(memo.get(&chains, 3, utf_url, base), b"AB c");
+        assert_eq!(memo.bytes_id(3, utf_url), memo.bytes_id(3, url));
+        assert_eq!(memo.bytes_id(3, utf_url_lower), memo.bytes_id(3, url_lower));
+        // A step that changes nothing is taken over as such: the bytes of its
+        // parent, so a `multiMatch` walk sees no new value.
+        memo.compute(&chains, 3, url_trim, base);
+        memo.compute(&chains, 3, utf_url_trim, base);
+        assert_eq!(memo.used, used);
+        assert_eq!(memo.bytes_id(3, utf_url_trim), memo.bytes_id(3, utf_url));
+        // Another slot with the same bytes applies the steps itself.
+        memo.compute(&chains, 4, utf_url_lower, base);
+        assert_eq!(memo.used, used + 2);
+        assert_eq!(memo.get(&chains, 4, utf_url_lower, base), b"ab c");
+        // After a clear, the same slot and bytes id are another value.
+        memo.clear();
+        memo.compute(&chains, 3, url_lower, b"X%59");
+        memo.compute(&chains, 3, utf_url_lower, b"X%59");
+        assert_eq!(memo.get(&chains, 3, utf_url_lower, b"X%59"), b"xy");
+        assert_eq!(memo.get(&chains, 3, utf_url, b"X%59"), b"XY");
     }
 
     #[test]
