@@ -27,8 +27,16 @@ SecRule ARGS \"@rx never\" \"id:9,phase:2,deny,status:403\"\n\
 SecMarker END-GATE-2\n\
 SecRule MATCHED_VARS_NAMES \"@rx .\" \"id:10,phase:2,pass,log,msg:'%{MATCHED_VAR}'\"\n";
 
-fn program(options: &Options) -> Arc<Program> {
-    Program::from_str_with("gates.conf", RULES, options).unwrap_or_else(|e| panic!("{e}"))
+fn compile(name: &str, text: &str, options: &Options) -> Arc<Program> {
+    Program::from_str_with(name, text, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `text` compiled with every optimisation and with none.
+fn optimised_and_plain(name: &str, text: &str) -> (Arc<Program>, Arc<Program>) {
+    (
+        compile(name, text, &Options::default()),
+        compile(name, text, &Options::none()),
+    )
 }
 
 /// Rule `id`'s load-time result (the test fails when it has none).
@@ -55,8 +63,7 @@ fn run(program: &Arc<Program>, uri: &str) -> (u16, Vec<(u32, String)>) {
 
 #[test]
 fn gates_applied_by_the_rule_loop_leave_what_evaluation_leaves() {
-    let optimised = program(&Options::default());
-    let plain = program(&Options::none());
+    let (optimised, plain) = optimised_and_plain("gates.conf", RULES);
     // The gates are folded, and simple enough for the loop to apply.
     for id in [2, 5, 8] {
         assert!(folded(&optimised, id).plain, "rule {id}");
@@ -109,11 +116,7 @@ SecRule MATCHED_VARS_NAMES \"@rx .\" \"id:20,phase:2,pass,log,msg:'left over %{M
 
 #[test]
 fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_may_match() {
-    let compile = |options: &Options| {
-        Program::from_str_with("passed.conf", PASSED, options).unwrap_or_else(|e| panic!("{e}"))
-    };
-    let optimised = compile(&Options::default());
-    let plain = compile(&Options::none());
+    let (optimised, plain) = optimised_and_plain("passed.conf", PASSED);
     // 11 and 13 are folded and plain; 10, 12 and 14 are gated.
     for (id, never) in [(11, true), (13, false)] {
         let folded = folded(&optimised, id);
@@ -195,11 +198,7 @@ SecRule TX:copy \"@streq 3\" \"id:3,phase:2,pass,log,msg:'copied %{MATCHED_VAR_N
 
 #[test]
 fn folded_matches_with_effects_read_their_match() {
-    let build = |options: &Options| {
-        Program::from_str_with("effects.conf", EFFECTS, options).unwrap_or_else(|e| panic!("{e}"))
-    };
-    let optimised = build(&Options::default());
-    let plain = build(&Options::none());
+    let (optimised, plain) = optimised_and_plain("effects.conf", EFFECTS);
     let gate = folded(&optimised, 2);
     assert!(!gate.plain && !gate.matches.is_empty());
     let got = run(&optimised, "/?q=1");

@@ -21,7 +21,9 @@
 //! them by a hash of every scanned value cost more than the scans it saved.)
 
 use crate::transform::triggers::{self, ByteMask};
+use crate::transform::Transformation;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 use crate::chains::{ChainId, ChainTable};
 
@@ -166,7 +168,7 @@ pub struct TransformMemo {
     /// transformation) -> the chain whose link holds its result: equal inputs
     /// have equal results, so another chain ending in the same step on the same
     /// bytes takes that link instead of applying it again.
-    applied: FxHashMap<(u32, u32, crate::transform::Transformation), ChainId>,
+    applied: FxHashMap<(u32, u32, Transformation), ChainId>,
     bits: Vec<u64>,
     /// Per slot: the bytes of the raw value, once a chain was asked for it (a
     /// chain whose trigger bytes it lacks leaves it unchanged).
@@ -245,8 +247,7 @@ impl TransformMemo {
             + self.bits.capacity() * 8
             + self.index.capacity_bytes()
             + self.presence.capacity() * std::mem::size_of::<Option<ByteMask>>()
-            + self.applied.capacity()
-                * std::mem::size_of::<((u32, u32, crate::transform::Transformation), ChainId)>()
+            + self.applied.capacity() * std::mem::size_of::<((u32, u32, Transformation), ChainId)>()
     }
 
     #[inline]
@@ -338,14 +339,13 @@ impl TransformMemo {
         // (CRS chains differ in steps that leave most values as they are): its
         // result, bytes and scan.
         match self.applied.entry((slot, plink.bytes, t)) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                let done = *e.get();
-                if let Some(l) = self.index.get(slot, done) {
+            Entry::Occupied(e) => {
+                if let Some(l) = self.index.get(slot, *e.get()) {
                     self.index.insert(chains.len(), slot, chain, l);
                     return;
                 }
             }
-            std::collections::hash_map::Entry::Vacant(e) => {
+            Entry::Vacant(e) => {
                 e.insert(chain);
             }
         }
@@ -568,7 +568,7 @@ impl TransformMemo {
         prefilter: &crate::prefilter::Prefilter,
         chains: &ChainTable,
         slot: u32,
-        (before, steps): (ChainId, &[crate::transform::Transformation]),
+        (before, steps): (ChainId, &[Transformation]),
         base: &[u8],
         out: &mut [u64],
     ) {
@@ -666,7 +666,6 @@ pub fn apply_chain(
 mod tests {
     use super::*;
     use crate::prefilter::{has, Prefilter};
-    use crate::transform::Transformation;
 
     #[test]
     fn chains_share_prefixes_and_case_only_changes_share_scans() {
