@@ -343,6 +343,9 @@ pub fn compile(loaded: &Loaded, options: &Options) -> Result<Program, CompileErr
     }
     assign_target_sets(&mut program.rules);
     select_tagged_rules(&mut program.rules);
+    if options.prune {
+        crate::deferred_log::mark(&mut program);
+    }
     let bit_words = program.prefilter.as_ref().map_or(0, Prefilter::words);
     program.classes = crate::classes::ClassPlan::build(&program.rules, bit_words, &min_len);
     program.caches = std::sync::Arc::new(crate::value_cache::ResultCache::new(
@@ -984,6 +987,7 @@ impl Compiler<'_> {
             resolved_op: None,
             pure: false,
             lean: None,
+            defer_log: false,
             index: 0,
             sanitise,
         })

@@ -20,6 +20,7 @@ pub mod classes;
 pub mod collection;
 mod compile;
 pub mod config;
+mod deferred_log;
 pub mod lean;
 pub mod lossy;
 pub mod macros;

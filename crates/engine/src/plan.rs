@@ -80,6 +80,7 @@ pub fn render(program: &Program) -> String {
     let mut always = 0;
     let mut prologue = 0;
     let mut unreached = 0;
+    let mut late = 0;
     for (p, steps) in program.phases.iter().enumerate() {
         let _ = writeln!(out, "phase {}:", p + 1);
         let reach = crate::step_stops::reachable(program, p);
@@ -156,6 +157,12 @@ pub fn render(program: &Program) -> String {
                 } else {
                     what
                 };
+                let what = if rule.defer_log {
+                    late += 1;
+                    format!("{what}; messages composed when its record is read")
+                } else {
+                    what
+                };
                 let id = if first {
                     rule.id.to_string()
                 } else {
@@ -182,6 +189,10 @@ pub fn render(program: &Program) -> String {
     let _ = writeln!(
         out,
         "{prologue} rule(s) in the prologue (phase 1's set-up rules, run once at load time)"
+    );
+    let _ = writeln!(
+        out,
+        "{late} logged rule(s) compose their messages when their record is read, not at the match"
     );
     if let Some(pf) = &program.prefilter {
         let _ = writeln!(

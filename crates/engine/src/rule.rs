@@ -528,6 +528,9 @@ pub struct Rule {
     /// Where its values are, when the rule loop can find them without the
     /// general target resolution (see [`crate::lean`]; with pre-pruning).
     pub lean: Option<crate::lean::LeanPlan>,
+    /// Whether its `msg` and `logdata` are expanded when its record is read
+    /// rather than at its match (see [`crate::deferred_log`]; with pre-pruning).
+    pub defer_log: bool,
     /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
     pub sanitise: Vec<(&'static str, Option<MacroString>)>,
 }

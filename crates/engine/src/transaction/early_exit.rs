@@ -44,9 +44,8 @@ impl Transaction {
     /// Sorts the match records added since `from` (one phase of a reordered
     /// program) back into the original rule order.
     pub(super) fn restore_match_order(&mut self, program: &crate::Program, from: usize) {
-        if self.matched.len() > from + 1 {
-            let rank = &program.ordering.rank;
-            self.matched[from..].sort_by_key(|m| rank.get(&m.id).copied().unwrap_or(u32::MAX));
-        }
+        let rank = &program.ordering.rank;
+        self.matched
+            .sort_from_by_key(from, |m| rank.get(&m.id).copied().unwrap_or(u32::MAX));
     }
 }

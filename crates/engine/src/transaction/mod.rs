@@ -21,6 +21,7 @@ pub mod memo;
 mod phase;
 pub(crate) use phase::parse_int;
 mod pool;
+mod records;
 mod resolve;
 mod stops;
 mod targets;
@@ -172,7 +173,7 @@ pub struct Transaction {
     /// [`crate::collection::Collection::restore_from`]); empty otherwise.
     pub(crate) tx_base: Collection,
     pub(crate) captures: Captures,
-    pub(crate) matched: Vec<MatchedRule>,
+    pub(crate) matched: records::Records,
     mode: EngineMode,
     intervention: Option<Intervention>,
     allowed: Allowed,
@@ -250,7 +251,7 @@ impl Transaction {
             },
             tx_base,
             captures: Captures::default(),
-            matched: Vec::new(),
+            matched: records::Records::default(),
             mode,
             intervention: None,
             allowed: Allowed::None,
@@ -327,9 +328,21 @@ impl Transaction {
         self.intervention.as_ref()
     }
 
-    /// Rules that matched and are logged, in order.
+    /// Rules that matched and are logged, in order. The messages of rules that
+    /// compose them late (see [`crate::deferred_log`]) are expanded at the first
+    /// call after a change.
     pub fn matched_rules(&self) -> &[MatchedRule] {
-        &self.matched
+        self.matched.view(|idx, m| {
+            if let Some(rule) = self.program.rules.get(idx as usize) {
+                let expand = |t: &Option<crate::macros::MacroString>| {
+                    t.as_ref()
+                        .map(|t| self.expand_string(t, Some(rule)))
+                        .unwrap_or_default()
+                };
+                m.msg = expand(&rule.meta.msg);
+                m.data = expand(&rule.meta.logdata);
+            }
+        })
     }
 
     /// The value of a TX variable (for tests and tools).
@@ -871,7 +884,7 @@ impl Transaction {
                 };
                 // Only matches that go to the audit log make a transaction relevant
                 // (libmodsecurity's AuditLog::saveIfRelevant).
-                status_relevant || self.matched.iter().any(|m| m.auditlog)
+                status_relevant || self.matched.kept().iter().any(|m| m.auditlog)
             }
         }
     }

@@ -1210,18 +1210,16 @@ impl Transaction {
             let record = MatchedRule {
                 id: rule.id,
                 phase: rule.phase,
-                msg: rule
-                    .meta
-                    .msg
-                    .as_ref()
-                    .map(|m| self.expand_string(m, Some(rule)))
-                    .unwrap_or_default(),
-                data: rule
-                    .meta
-                    .logdata
-                    .as_ref()
-                    .map(|m| self.expand_string(m, Some(rule)))
-                    .unwrap_or_default(),
+                // Composed when the records are read, when it may be (see
+                // `crate::deferred_log`).
+                msg: match &rule.meta.msg {
+                    Some(m) if !rule.defer_log => self.expand_string(m, Some(rule)),
+                    _ => String::new(),
+                },
+                data: match &rule.meta.logdata {
+                    Some(m) if !rule.defer_log => self.expand_string(m, Some(rule)),
+                    _ => String::new(),
+                },
                 severity: rule.meta.severity,
                 tags: rule.record.tags.clone(),
                 rev: rule.record.rev.clone(),
@@ -1236,7 +1234,11 @@ impl Transaction {
                 disruptive: disruptive_applies,
                 auditlog: rule.auditlog,
             };
-            self.matched.push(record);
+            if rule.defer_log {
+                self.matched.push_late(record, rule.index);
+            } else {
+                self.matched.push(record);
+            }
         }
         if !disruptive_applies {
             return;
