@@ -53,6 +53,11 @@ pub struct EarlyExit {
     pub base: i64,
     /// The TX keys (lower case) the section adds to the score.
     pub scores: Vec<String>,
+    /// Where each of `scores` was last found in TX: the test runs at every
+    /// match in the region, and a hinted lookup does not hash the key.
+    pub score_hints: Vec<crate::collection::Hint>,
+    /// The same for a threshold read from TX.
+    pub threshold_hint: crate::collection::Hint,
     /// The threshold.
     pub threshold: Threshold,
     /// The score variable `B` tests (lower case).
@@ -201,8 +206,10 @@ fn analyse_phase(program: &Program, p: usize) -> Option<EarlyExit> {
         blocking: b_idx,
         section,
         base,
+        score_hints: scores.iter().map(|_| Default::default()).collect(),
         scores,
         threshold,
+        threshold_hint: Default::default(),
         score,
     })
 }

@@ -17,13 +17,18 @@ impl Transaction {
         if self.mode != EngineMode::On {
             return false;
         }
+        let tx = &self.state.tx;
         let mut score = exit.base;
-        for k in &exit.scores {
-            score = score.saturating_add(super::parse_int(self.state.tx.get(k).unwrap_or(b"0")));
+        for (k, hint) in exit.scores.iter().zip(&exit.score_hints) {
+            let v = tx.get_lower_hinted(k.as_bytes(), hint);
+            score = score.saturating_add(super::parse_int(v.unwrap_or(b"0")));
         }
         let threshold = match &exit.threshold {
             Threshold::Literal(n) => *n,
-            Threshold::Tx(k) => crate::operator::number::atoll(self.state.tx.get(k).unwrap_or(b"")),
+            Threshold::Tx(k) => {
+                let v = tx.get_lower_hinted(k.as_bytes(), &exit.threshold_hint);
+                crate::operator::number::atoll(v.unwrap_or(b""))
+            }
         };
         if score < threshold {
             return false;

@@ -281,7 +281,8 @@ impl Transaction {
                 }
             }
             let rule = &program.rules[idx as usize];
-            let matched = if let Some(m) = self.plain_static(program, rule) {
+            let plain = self.plain_static(program, rule);
+            let matched = if let Some(m) = plain {
                 m
             } else if self.profile.is_some() {
                 let start = std::time::Instant::now();
@@ -312,7 +313,9 @@ impl Transaction {
                     Allowed::Request if phase <= 2 => return None,
                     _ => {}
                 }
-                if let Some(exit) = early_exit {
+                // A plain folded match (a paranoia-level gate) adds to no score
+                // and changes no threshold: the exit is tested at the others.
+                if let Some(exit) = early_exit.filter(|_| plain.is_none()) {
                     if (exit.from..exit.target).contains(&i)
                         && self.early_exit_reached(program, exit)
                     {
