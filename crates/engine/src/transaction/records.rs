@@ -60,12 +60,12 @@ impl Records {
             return;
         }
         self.changed();
-        let tail: Vec<(MatchedRule, Option<RuleIdx>)> = self
+        // Each record sorted with its rule index.
+        let mut tail: Vec<(MatchedRule, Option<RuleIdx>)> = self
             .list
             .drain(from..)
             .zip(self.late.drain(from..))
             .collect();
-        let mut tail = tail;
         tail.sort_by_key(|(m, _)| key(m));
         for (m, l) in tail {
             self.list.push(m);
