@@ -86,6 +86,19 @@ impl MacroString {
         self.parts.iter().any(|p| matches!(p, Part::Var { .. }))
     }
 
+    /// A capacity for an expansion: the literal parts' bytes and 32 per variable
+    /// part (so that most expansions fill one allocation instead of growing one
+    /// from eight bytes).
+    pub fn expansion_hint(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| match p {
+                Part::Literal(l) => l.len(),
+                Part::Var { .. } => 32,
+            })
+            .sum()
+    }
+
     /// The parts.
     pub fn parts(&self) -> &[Part] {
         &self.parts

@@ -444,7 +444,7 @@ impl Transaction {
 
     /// Expands a macro string to a `String` (lossy).
     pub(crate) fn expand_string(&self, m: &MacroString, rule: Option<&Rule>) -> String {
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(m.expansion_hint());
         self.expand(m, rule, &mut buf);
         crate::lossy::lossy_owned(buf)
     }
