@@ -334,13 +334,7 @@ impl Transaction {
     pub fn matched_rules(&self) -> &[MatchedRule] {
         self.matched.view(|idx, m| {
             if let Some(rule) = self.program.rules.get(idx as usize) {
-                let expand = |t: &Option<crate::macros::MacroString>| {
-                    t.as_ref()
-                        .map(|t| self.expand_string(t, Some(rule)))
-                        .unwrap_or_default()
-                };
-                m.msg = expand(&rule.meta.msg);
-                m.data = expand(&rule.meta.logdata);
+                (m.msg, m.data) = self.record_messages(rule);
             }
         })
     }

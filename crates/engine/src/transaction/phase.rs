@@ -1160,6 +1160,17 @@ impl Transaction {
         self.work.setvar_key = raw;
     }
 
+    /// A logged rule's `msg` and `logdata`, expanded now (empty when not
+    /// given): at its match, or later for one that composes them late.
+    pub(super) fn record_messages(&self, rule: &Rule) -> (String, String) {
+        let expand = |m: &Option<crate::macros::MacroString>| {
+            m.as_ref()
+                .map(|m| self.expand_string(m, Some(rule)))
+                .unwrap_or_default()
+        };
+        (expand(&rule.meta.msg), expand(&rule.meta.logdata))
+    }
+
     /// Effects after the whole chain matched, for one link (`rule`).
     fn after_full_match(&mut self, program: &crate::Program, rule: &Rule) {
         for ctl in &rule.ctls {
@@ -1210,19 +1221,18 @@ impl Transaction {
                 .last(self.lookup())
                 .map(|(n, v)| (n.into_owned(), crate::lossy::lossy(v)))
                 .unwrap_or_default();
+            let (msg, data) = if rule.defer_log {
+                Default::default()
+            } else {
+                self.record_messages(rule)
+            };
             let record = MatchedRule {
                 id: rule.id,
                 phase: rule.phase,
                 // Composed when the records are read, when it may be (see
                 // `crate::deferred_log`).
-                msg: match &rule.meta.msg {
-                    Some(m) if !rule.defer_log => self.expand_string(m, Some(rule)),
-                    _ => String::new(),
-                },
-                data: match &rule.meta.logdata {
-                    Some(m) if !rule.defer_log => self.expand_string(m, Some(rule)),
-                    _ => String::new(),
-                },
+                msg,
+                data,
                 severity: rule.meta.severity,
                 tags: rule.record.tags.clone(),
                 rev: rule.record.rev.clone(),

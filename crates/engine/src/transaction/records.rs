@@ -17,10 +17,9 @@ use crate::rule::RuleIdx;
 pub(crate) struct Records {
     /// The records, those composed late without their messages.
     list: Vec<MatchedRule>,
-    /// Per record: the rule whose messages are still to be expanded.
+    /// Per record: the rule whose messages are still to be expanded; empty
+    /// until a record is composed late (most transactions have none).
     late: Vec<Option<RuleIdx>>,
-    /// Whether any record is composed late.
-    any_late: bool,
     /// The list with every message expanded, made at the first read since the
     /// last change (only when a record is composed late).
     view: OnceLock<Vec<MatchedRule>>,
@@ -42,16 +41,18 @@ impl Records {
     pub(crate) fn push(&mut self, record: MatchedRule) {
         self.changed();
         self.list.push(record);
-        self.late.push(None);
+        if !self.late.is_empty() {
+            self.late.push(None);
+        }
     }
 
     /// Adds the record of rule `rule`, whose messages [`Records::view`]
     /// expands.
     pub(crate) fn push_late(&mut self, record: MatchedRule, rule: RuleIdx) {
         self.changed();
+        self.late.resize(self.list.len(), None);
         self.list.push(record);
         self.late.push(Some(rule));
-        self.any_late = true;
     }
 
     /// Sorts the records from position `from` on by `key` (stable).
@@ -60,6 +61,10 @@ impl Records {
             return;
         }
         self.changed();
+        if self.late.is_empty() {
+            self.list[from..].sort_by_key(|m| key(m));
+            return;
+        }
         // Each record sorted with its rule index.
         let mut tail: Vec<(MatchedRule, Option<RuleIdx>)> = self
             .list
@@ -77,7 +82,7 @@ impl Records {
     /// composed late, otherwise a copy whose late records `compose` fills (given
     /// the rule and the record), made once until the next change.
     pub(crate) fn view(&self, compose: impl Fn(RuleIdx, &mut MatchedRule)) -> &[MatchedRule] {
-        if !self.any_late {
+        if self.late.is_empty() {
             return &self.list;
         }
         self.view.get_or_init(|| {
