@@ -16,7 +16,9 @@
 # tree (a copy with a rule removed, to count what the rule costs). WHOLE=1 counts each
 # whole transaction (`run_one_profiled`: its creation and drop too, where the
 # buffers go back to the pool), as a proxy pays for it; by default only the
-# phases are counted.
+# phases are counted. KEEP_CG=DIR copies the callgrind outputs there
+# (NAME.150 and NAME.450 per request, CORPUS.2 and CORPUS.4 for a corpus), for
+# `scripts/callgrind-diff.py` (per function, call and source line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 opts=${1:-all}
@@ -36,6 +38,9 @@ refs() {
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" "${toggles[@]}" \
     "$bin" bench engine --crs ${CRS:-../shared/crs} --corpus "$1" --optimizations "$opts" \
     --synchronous-cache --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
+  if [ -n "${KEEP_CG:-}" ]; then
+    mkdir -p "$KEEP_CG" && cp "$tmp/cg.out.$2" "$KEEP_CG/$(basename "$1" | sed 's/\.[^.]*$//').$2"
+  fi
 }
 if [ -n "$corpus" ]; then
   n=$(corpus_count "$corpus")
