@@ -77,6 +77,29 @@ pub struct StepGates {
     stops: [crate::step_stops::StopPlan; 5],
 }
 
+/// One phase's gates and passes (see [`StepGates::phase`]): what
+/// [`StepGates::at`] and [`StepGates::pass`] give for that phase.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseGates<'a> {
+    gates: &'a [Gate],
+    passes: &'a [u32],
+}
+
+impl PhaseGates<'_> {
+    /// As [`StepGates::at`].
+    #[inline]
+    pub fn at(&self, step: usize) -> Option<Gate> {
+        self.gates.get(step).copied().filter(|g| g.end != 0)
+    }
+
+    /// As [`StepGates::pass`].
+    #[inline]
+    pub fn pass(&self, step: usize) -> Option<usize> {
+        let p = *self.passes.get(step)?;
+        (p != NO_PASS).then_some(p as usize)
+    }
+}
+
 /// A step the loop cannot pass over (see [`StepGates::pass`]).
 const NO_PASS: u32 = u32::MAX;
 
@@ -263,6 +286,17 @@ impl StepGates {
             .get(usize::from(phase).wrapping_sub(1))?
             .get(step)?;
         (g.end != 0).then_some(g)
+    }
+
+    /// Phase `phase`'s gates and passes (1-5; empty for another), for the rule
+    /// loop, which asks both at every step it visits.
+    #[inline]
+    pub fn phase(&self, phase: u8) -> PhaseGates<'_> {
+        let i = usize::from(phase).wrapping_sub(1);
+        PhaseGates {
+            gates: self.gates.get(i).map_or(&[], Vec::as_slice),
+            passes: self.passes.get(i).map_or(&[], Vec::as_slice),
+        }
     }
 
     /// The end of the result-cache run step `step` of phase `phase` is in; `step`

@@ -382,7 +382,7 @@ impl Transaction {
         mut j: usize,
         mut run: (usize, bool),
     ) -> usize {
-        let gates = &program.step_gates;
+        let gates = program.step_gates.phase(phase);
         let cache = program.options.value_cache;
         let exit = program.ordering.early_exit[usize::from(phase - 1)].as_ref();
         // A pass may start at a folded rule, before any gated rule of the phase
@@ -390,7 +390,7 @@ impl Transaction {
         let mut current = false;
         while let Some(&step) = steps.get(j) {
             if let crate::rule::Step::Rule(r) = step {
-                if let Some(g) = gates.at(phase, j) {
+                if let Some(g) = gates.at(j) {
                     let Some(pf) = program.prefilter.as_ref() else {
                         break;
                     };
@@ -425,7 +425,7 @@ impl Transaction {
                         break;
                     }
                 } else {
-                    match gates.pass(phase, j) {
+                    match gates.pass(j) {
                         Some(next) if next == j + 1 => {}
                         Some(next) if exit.is_none_or(|e| !(e.from..e.target).contains(&j)) => {
                             j = next;

@@ -184,6 +184,7 @@ impl Transaction {
     ) -> Option<usize> {
         let steps = &program.phases[(phase - 1) as usize];
         let early_exit = program.ordering.early_exit[(phase - 1) as usize].as_ref();
+        let phase_gates = program.step_gates.phase(phase);
         let mut i = from;
         let mut skip = 0u32;
         // The step the stop mask last passed to: it would give that step again
@@ -234,11 +235,9 @@ impl Transaction {
             // the next step it must do more at, by the stop mask (see
             // `transaction/stops.rs`).
             let main = bulk && !removals && self.profile.is_none();
-            let gated = program.step_gates.at(phase, i).is_some();
-            if main
-                && program.prefilter.is_some()
-                && (gated || program.step_gates.pass(phase, i).is_some())
-            {
+            let gate = phase_gates.at(i);
+            let pass = phase_gates.pass(i);
+            if main && program.prefilter.is_some() && (gate.is_some() || pass.is_some()) {
                 let next = if i == stop {
                     i
                 } else {
@@ -255,11 +254,7 @@ impl Transaction {
                     stop = next;
                     continue;
                 }
-            } else if bulk
-                && !removals
-                && self.profile.is_none()
-                && program.step_gates.pass(phase, i).is_some()
-            {
+            } else if bulk && !removals && self.profile.is_none() && pass.is_some() {
                 let next = self.pass_over(program, (phase, steps), i);
                 if next > i {
                     self.state.matched_vars.clear();
@@ -267,7 +262,7 @@ impl Transaction {
                     continue;
                 }
             }
-            if let Some(gate) = program.step_gates.at(phase, i) {
+            if let Some(gate) = gate {
                 // The stop mask found the rule may match.
                 if self.profile.is_none() && !(main && program.prefilter.is_some()) {
                     let bulk = bulk && !removals;

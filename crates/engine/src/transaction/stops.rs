@@ -69,14 +69,14 @@ impl Transaction {
             self.work.stops.stamp = stamp;
         }
         let exit = program.ordering.early_exit[usize::from(phase - 1)].as_ref();
-        let gates = &program.step_gates;
+        let gates = program.step_gates.phase(phase);
         let mask = &self.work.stops.mask;
         let mut j = j;
         loop {
             j = next_set(mask, j, steps.len());
             // A folded match whose jump the loop may take (not where a match
             // may end the phase early).
-            match gates.pass(phase, j) {
+            match gates.pass(j) {
                 Some(next)
                     if next > j + 1 && exit.is_none_or(|e| !(e.from..e.target).contains(&j)) =>
                 {
