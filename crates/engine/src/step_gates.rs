@@ -77,8 +77,8 @@ pub struct StepGates {
     stops: [crate::step_stops::StopPlan; 5],
 }
 
-/// One phase's gates and passes (see [`StepGates::phase`]): what
-/// [`StepGates::at`] and [`StepGates::pass`] give for that phase.
+/// One phase's gates and passes (see [`StepGates::phase`]), which
+/// [`StepGates::at`] and [`StepGates::pass`] read.
 #[derive(Debug, Clone, Copy)]
 pub struct PhaseGates<'a> {
     gates: &'a [Gate],
@@ -86,13 +86,14 @@ pub struct PhaseGates<'a> {
 }
 
 impl PhaseGates<'_> {
-    /// As [`StepGates::at`].
+    /// The gate of step `step`, when it is a gated rule (see [`StepGates::at`]).
     #[inline]
     pub fn at(&self, step: usize) -> Option<Gate> {
         self.gates.get(step).copied().filter(|g| g.end != 0)
     }
 
-    /// As [`StepGates::pass`].
+    /// Where the loop goes on from when it passes over step `step` (see
+    /// [`StepGates::pass`]).
     #[inline]
     pub fn pass(&self, step: usize) -> Option<usize> {
         let p = *self.passes.get(step)?;
@@ -271,21 +272,13 @@ impl StepGates {
     /// tests that first.
     #[inline]
     pub fn pass(&self, phase: u8, step: usize) -> Option<usize> {
-        let p = *self
-            .passes
-            .get(usize::from(phase).wrapping_sub(1))?
-            .get(step)?;
-        (p != NO_PASS).then_some(p as usize)
+        self.phase(phase).pass(step)
     }
 
     /// The gate of step `step` of phase `phase` (1-5), when it is a gated rule.
     #[inline]
     pub fn at(&self, phase: u8, step: usize) -> Option<Gate> {
-        let g = *self
-            .gates
-            .get(usize::from(phase).wrapping_sub(1))?
-            .get(step)?;
-        (g.end != 0).then_some(g)
+        self.phase(phase).at(step)
     }
 
     /// Phase `phase`'s gates and passes (1-5; empty for another), for the rule
