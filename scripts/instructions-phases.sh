@@ -8,8 +8,7 @@
 #   file (`bench engine --corpus`), usually one request (`R1.json`); N1 and N2 the
 #   iteration counts (default 50 and 150; with the result cache, counts above its
 #   first window, such as 5000 and 6000, give its steady state).
-# The parts (callgrind's --toggle-collect switches on entering and off leaving each
-# function named, so a function named inside another is left out of it):
+# The parts (see `engine_refs` in scripts/lib.sh for how the toggles nest):
 #   data     `process_uri` and `add_request_header`
 #   phase 1  the bench's `drive_request` without the data and phase 2 (the phase-1
 #            call is inlined into it)
@@ -36,13 +35,7 @@ n=$(corpus_count "$corpus")
 refs() {
   local iterations=$1
   shift
-  local toggles=()
-  for f in "$@"; do
-    toggles+=("--toggle-collect=$f")
-  done
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "${toggles[@]}" \
-    "$bin" bench engine --crs "${CRS:-../shared/crs}" --corpus "$corpus" --optimizations "$opts" \
-    --synchronous-cache --iterations "$iterations" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
+  engine_refs "$bin" "$tmp/cg.out" "$corpus" "$opts" "$iterations" "$@"
 }
 # part NAME TOGGLE...: one line of the table.
 part() {

@@ -28,16 +28,13 @@ bin=$(palisade_bin)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "${WHOLE:-0}" = 1 ]; then
-  toggles=("--toggle-collect=bench::engine_bench::run_one_profiled")
+  toggles=(bench::engine_bench::run_one_profiled)
 else
-  toggles=("--toggle-collect=bench::engine_bench::drive_request"
-    "--toggle-collect=bench::engine_bench::drive_response")
+  toggles=(bench::engine_bench::drive_request bench::engine_bench::drive_response)
 fi
 # refs FILE ITERATIONS: instructions inside the engine bench's replay loop.
 refs() {
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out.$2" "${toggles[@]}" \
-    "$bin" bench engine --crs ${CRS:-../shared/crs} --corpus "$1" --optimizations "$opts" \
-    --synchronous-cache --iterations "$2" 2>&1 | sed -n 's/.*I *refs: *//p' | tr -d ','
+  engine_refs "$bin" "$tmp/cg.out.$2" "$1" "$opts" "$2" "${toggles[@]}"
   if [ -n "${KEEP_CG:-}" ]; then
     mkdir -p "$KEEP_CG" && cp "$tmp/cg.out.$2" "$KEEP_CG/$(basename "$1" | sed 's/\.[^.]*$//').$2"
   fi
