@@ -211,3 +211,51 @@ fn folded_matches_with_effects_read_their_match() {
         ]
     );
 }
+
+/// A `ctl:ruleRemoveById` in phase 2 removes the folded gate 5, whose match would
+/// jump over 6: the rule loop keeps passing over ruled-out rules by the stop mask
+/// after the removal, and such a pass (from 3, ruled out without `attack`) takes
+/// no jump at the removed gate, so 6 is evaluated as without any optimisation.
+const REMOVED_GATE: &str = "SecRuleEngine On\n\
+SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1\"\n\
+SecRule ARGS:rm \"@streq 1\" \"id:2,phase:2,pass,nolog,ctl:ruleRemoveById=5\"\n\
+SecRule ARGS \"@rx attack\" \"id:3,phase:2,deny,status:403,msg:'attack'\"\n\
+SecRule TX:level \"@lt 3\" \"id:5,phase:2,pass,nolog,skipAfter:END-GATE\"\n\
+SecRule ARGS \"@rx foo\" \"id:6,phase:2,deny,status:403,msg:'foo'\"\n\
+SecMarker END-GATE\n\
+SecRule TX:level \"@eq 7\" \"id:7,phase:2,pass,nolog\"\n\
+SecRule ARGS \"@rx bar\" \"id:8,phase:2,pass,log,msg:'bar'\"\n";
+
+#[test]
+fn a_pass_takes_no_jump_at_a_gate_a_ctl_removed() {
+    let (optimised, plain) = optimised_and_plain("removed-gate.conf", REMOVED_GATE);
+    assert!(folded(&optimised, 5).plain);
+    let steps = &optimised.phases[1];
+    let step = |id: u32| {
+        steps
+            .iter()
+            .position(|s| matches!(*s, engine::rule::Step::Rule(r) if optimised.rules[r as usize].id == id))
+            .unwrap_or_else(|| panic!("rule {id} has no step"))
+    };
+    // 3 and 6 are gated; the gate is passed over as a jump beyond 6.
+    for id in [3, 6] {
+        assert!(optimised.step_gates.at(2, step(id)).is_some(), "rule {id}");
+    }
+    assert!(optimised
+        .step_gates
+        .pass(2, step(5))
+        .is_some_and(|n| n > step(6)));
+    let cases: [(&str, u16, &[(u32, &str)]); 5] = [
+        ("/?q=foo", 200, &[]),
+        ("/?rm=1&q=foo", 403, &[(6, "foo")]),
+        ("/?rm=1&q=foo+bar", 403, &[(6, "foo")]),
+        ("/?rm=1&q=bar", 200, &[(8, "bar")]),
+        ("/?rm=1&q=attack", 403, &[(3, "attack")]),
+    ];
+    for (uri, status, want) in cases {
+        let got = run(&optimised, uri);
+        assert_eq!(got, run(&plain, uri), "{uri}");
+        let want: Vec<(u32, String)> = want.iter().map(|&(i, m)| (i, m.to_string())).collect();
+        assert_eq!(got, (status, want), "{uri}");
+    }
+}

@@ -356,7 +356,8 @@ impl Transaction {
     /// (each as [`Transaction::gate_rejects`] tests it alone), markers and
     /// load-time removals (no `skip` is pending) and the folded rules
     /// [`crate::step_gates::StepGates::pass`] gives (a folded match only outside
-    /// an early exit's region, where a match may end the phase). No rule is
+    /// an early exit's region, where a match may end the phase, and not at a
+    /// rule a `ctl` removed, which the loop passes over itself). No rule is
     /// evaluated in between, so the request data stay as they are (the admission
     /// is brought to them once, at the first gated rule). The caller clears
     /// MATCHED_VARS.
@@ -427,6 +428,9 @@ impl Transaction {
                 } else {
                     match gates.pass(j) {
                         Some(next) if next == j + 1 => {}
+                        // A rule a `ctl` removed does not match: no jump (the
+                        // loop passes over it at its removal test).
+                        Some(_) if self.rule_removed(&program.rules[r as usize]) => break,
                         Some(next) if exit.is_none_or(|e| !(e.from..e.target).contains(&j)) => {
                             j = next;
                             continue;

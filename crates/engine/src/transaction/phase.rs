@@ -223,18 +223,18 @@ impl Transaction {
             // without the calls and without reading the rule. In the main loop,
             // the steps after it that would only clear MATCHED_VARS too (gated
             // rules ruled out, rules folded to no match, markers) are passed over
-            // with it (not after a `ctl` removed rules: each rule then takes the
-            // removal test first). With a profile, the long way (which counts
-            // evaluations).
-            let removals = self.any_rule_removed();
-            if removals && self.rule_removed_by_ctl(&program.rules[idx as usize]) {
+            // with it. With a profile, the long way (which counts evaluations).
+            // A rule a `ctl` removed is passed over first; a pass takes no
+            // folded match's jump at a removed rule (see `Transaction::pass_over`),
+            // so the main loop keeps the stop mask after `ctl` removals.
+            if self.rule_removed(&program.rules[idx as usize]) {
                 i += 1;
                 continue;
             }
             // The main loop at a gated rule or a folded rule it can pass over:
             // the next step it must do more at, by the stop mask (see
             // `transaction/stops.rs`).
-            let main = bulk && !removals && self.profile.is_none();
+            let main = bulk && self.profile.is_none();
             let gate = phase_gates.at(i);
             let pass = phase_gates.pass(i);
             if main && program.prefilter.is_some() && (gate.is_some() || pass.is_some()) {
@@ -254,7 +254,7 @@ impl Transaction {
                     stop = next;
                     continue;
                 }
-            } else if bulk && !removals && self.profile.is_none() && pass.is_some() {
+            } else if main && pass.is_some() {
                 let next = self.pass_over(program, (phase, steps), i);
                 if next > i {
                     self.state.matched_vars.clear();
@@ -265,7 +265,6 @@ impl Transaction {
             if let Some(gate) = gate {
                 // The stop mask found the rule may match.
                 if self.profile.is_none() && !(main && program.prefilter.is_some()) {
-                    let bulk = bulk && !removals;
                     if let Some(next) =
                         self.gate_rejects(program, (phase, steps), (i, idx), gate, bulk)
                     {

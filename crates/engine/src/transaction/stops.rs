@@ -13,8 +13,11 @@
 //! [`Transaction::admit_phase`]). A group's union depends only on the request
 //! data, which stay the same through the epoch, so its bits are the ones a later
 //! merge would give; a phase that ends early has merged groups it would not have
-//! reached (work, not a different result). The prologue's segment, `ctl`
-//! removals and profiled runs keep the step-by-step tests.
+//! reached (work, not a different result). The prologue's segment and profiled
+//! runs keep the step-by-step tests. After a `ctl` removed rules the mask is
+//! still used: a removed rule does nothing the pass would have to do, the loop
+//! tests each step it stops at for removal, and a folded match's jump is not
+//! taken at a removed rule (the pass stops there instead).
 
 use super::Transaction;
 use crate::prefilter::Prefilter;
@@ -75,12 +78,20 @@ impl Transaction {
         loop {
             j = next_set(mask, j, steps.len());
             // A folded match whose jump the loop may take (not where a match
-            // may end the phase early).
+            // may end the phase early, nor at a rule a `ctl` removed: it does
+            // not match, and the loop passes over it).
             match gates.pass(j) {
                 Some(next)
                     if next > j + 1 && exit.is_none_or(|e| !(e.from..e.target).contains(&j)) =>
                 {
-                    j = next;
+                    match steps.get(j) {
+                        Some(&crate::rule::Step::Rule(r))
+                            if self.rule_removed(&program.rules[r as usize]) =>
+                        {
+                            return j
+                        }
+                        _ => j = next,
+                    }
                 }
                 _ => return j,
             }
