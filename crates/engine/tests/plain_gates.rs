@@ -245,7 +245,8 @@ fn a_pass_takes_no_jump_at_a_gate_a_ctl_removed() {
         .step_gates
         .pass(2, step(5))
         .is_some_and(|n| n > step(6)));
-    let cases: [(&str, u16, &[(u32, &str)]); 5] = [
+    type Case = (&'static str, u16, &'static [(u32, &'static str)]);
+    let cases: [Case; 5] = [
         ("/?q=foo", 200, &[]),
         ("/?rm=1&q=foo", 403, &[(6, "foo")]),
         ("/?rm=1&q=foo+bar", 403, &[(6, "foo")]),
