@@ -389,6 +389,7 @@ impl Transaction {
         // A pass may start at a folded rule, before any gated rule of the phase
         // brought the admission to the current data: its first gated rule does.
         let mut current = false;
+        let removals = self.any_rule_removed();
         while let Some(&step) = steps.get(j) {
             if let crate::rule::Step::Rule(r) = step {
                 if let Some(g) = gates.at(j) {
@@ -430,7 +431,7 @@ impl Transaction {
                         Some(next) if next == j + 1 => {}
                         // A rule a `ctl` removed does not match: no jump (the
                         // loop passes over it at its removal test).
-                        Some(_) if self.rule_removed(&program.rules[r as usize]) => break,
+                        Some(_) if removals && self.removed_at(program, steps, j) => break,
                         Some(next) if exit.is_none_or(|e| !(e.from..e.target).contains(&j)) => {
                             j = next;
                             continue;

@@ -227,7 +227,8 @@ impl Transaction {
             // A rule a `ctl` removed is passed over first; a pass takes no
             // folded match's jump at a removed rule (see `Transaction::pass_over`),
             // so the main loop keeps the stop mask after `ctl` removals.
-            if self.rule_removed(&program.rules[idx as usize]) {
+            let removals = self.any_rule_removed();
+            if removals && self.rule_removed_by_ctl(&program.rules[idx as usize]) {
                 i += 1;
                 continue;
             }
@@ -241,11 +242,11 @@ impl Transaction {
                 let next = if i == stop {
                     i
                 } else {
-                    self.next_stop(program, (phase, steps), i)
+                    self.next_stop(program, (phase, steps), i, removals)
                 };
                 #[cfg(debug_assertions)]
                 {
-                    assert_eq!(next, self.next_stop(program, (phase, steps), i));
+                    assert_eq!(next, self.next_stop(program, (phase, steps), i, removals));
                     self.check_stop(program, (phase, steps), (i, idx), next);
                 }
                 if next > i {
@@ -364,9 +365,27 @@ impl Transaction {
         self.any_rule_removed() && self.rule_removed_by_ctl(rule)
     }
 
+    /// Whether the rule at step `j` of `steps` is one a `ctl:ruleRemove*` of
+    /// this transaction removed (asked where some rule was removed).
+    #[cold]
+    pub(super) fn removed_at(
+        &self,
+        program: &crate::Program,
+        steps: &[crate::rule::Step],
+        j: usize,
+    ) -> bool {
+        match steps.get(j) {
+            Some(&Step::Rule(r)) => program
+                .rules
+                .get(r as usize)
+                .is_some_and(|rule| self.rule_removed_by_ctl(rule)),
+            _ => false,
+        }
+    }
+
     /// Whether a `ctl:ruleRemove*` of this transaction removed rules.
     #[inline]
-    fn any_rule_removed(&self) -> bool {
+    pub(super) fn any_rule_removed(&self) -> bool {
         !(self.state.removed_ids.is_empty()
             && self.state.removed_tags.is_empty()
             && self.state.removed_msgs.is_empty())

@@ -51,14 +51,15 @@ impl Transaction {
     /// From step `j` of `phase`, the first step the rule loop must do more at
     /// than clear MATCHED_VARS, as [`Transaction::pass_over`] (or, at a gated
     /// rule, [`Transaction::gate_rejects`]) finds: `j` itself when it is such a
-    /// step. For the main loop only: no `skip` pending, no rule removed by a
-    /// `ctl`, no profile, the prefilter on (see
+    /// step. For the main loop only: no `skip` pending, no profile, the
+    /// prefilter on; `removals`: whether a `ctl` removed rules (see
     /// [`crate::step_gates::StepGates::stops`]).
     pub(crate) fn next_stop(
         &mut self,
         program: &crate::Program,
         (phase, steps): (u8, &[crate::rule::Step]),
         j: usize,
+        removals: bool,
     ) -> usize {
         let (Some(pf), Some(plan)) = (program.prefilter.as_ref(), program.step_gates.stops(phase))
         else {
@@ -84,14 +85,10 @@ impl Transaction {
                 Some(next)
                     if next > j + 1 && exit.is_none_or(|e| !(e.from..e.target).contains(&j)) =>
                 {
-                    match steps.get(j) {
-                        Some(&crate::rule::Step::Rule(r))
-                            if self.rule_removed(&program.rules[r as usize]) =>
-                        {
-                            return j
-                        }
-                        _ => j = next,
+                    if removals && self.removed_at(program, steps, j) {
+                        return j;
                     }
+                    j = next;
                 }
                 _ => return j,
             }
