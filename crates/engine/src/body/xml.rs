@@ -62,6 +62,41 @@ pub struct XmlDoc {
     namespaces: Vec<String>,
 }
 
+/// The values of each XPath expression evaluated on one document, kept for the
+/// document's transaction: every CRS rule over `XML:/*` reads the same
+/// expression, which is evaluated once instead of once per rule.
+/// (A mutex, not a `RefCell`: a transaction is `Sync`; it is never contended.)
+#[derive(Debug, Default)]
+pub struct XPathValues(std::sync::Mutex<Vec<(XPath, Vec<Vec<u8>>)>>);
+
+impl XPathValues {
+    /// Calls `f` with each value of `path` on `doc` (as [`XmlDoc::evaluate`]
+    /// gives them), evaluating it only the first time. The values must be of
+    /// `doc`: [`XPathValues::clear`] when the document changes.
+    pub fn for_each(&self, doc: &XmlDoc, path: &XPath, mut f: impl FnMut(&[u8])) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let k = match kept.iter().position(|(p, _)| p == path) {
+            Some(k) => k,
+            None => {
+                let mut values = Vec::new();
+                doc.evaluate(path, &mut values);
+                kept.push((path.clone(), values));
+                kept.len() - 1
+            }
+        };
+        if let Some((_, values)) = kept.get(k) {
+            for v in values {
+                f(v);
+            }
+        }
+    }
+
+    /// Forgets the values (for another document).
+    pub fn clear(&mut self) {
+        self.0.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
 impl fmt::Debug for XmlDoc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("XmlDoc")
@@ -661,6 +696,36 @@ mod tests {
             proptest::collection::vec(any::<u8>(), 0..4),
         ];
         proptest::collection::vec(tok, 0..48).prop_map(|v| v.concat())
+    }
+
+    #[test]
+    fn kept_xpath_values_are_the_evaluated_ones_of_the_current_document() {
+        let first = parse_xml(b"<a x='1'><b y='2'>one</b><c>two</c></a>").unwrap_or_default();
+        let second = parse_xml(b"<z w='9'>three</z>").unwrap_or_default();
+        let paths: Vec<XPath> = ["/*", "//@*", "//b", "/*"]
+            .iter()
+            .map(|x| XPath::compile_unbound(x).unwrap_or_else(|e| panic!("{x}: {e}")))
+            .collect();
+        let mut kept = XPathValues::default();
+        for doc in [&first, &second] {
+            kept.clear();
+            // Each path twice: the second read is the kept values.
+            for path in paths.iter().chain(&paths) {
+                let mut want = Vec::new();
+                doc.evaluate(path, &mut want);
+                let mut got = Vec::new();
+                kept.for_each(doc, path, |v| got.push(v.to_vec()));
+                assert_eq!(got, want);
+            }
+        }
+        let mut root = Vec::new();
+        first.evaluate(&paths[0], &mut root);
+        assert_eq!(root, vec![b"onetwo".to_vec()]);
+        let mut attrs = Vec::new();
+        kept.for_each(&second, &paths[1], |v| attrs.push(v.to_vec()));
+        assert_eq!(attrs, vec![b"9".to_vec()]);
+        // Three distinct paths kept, the repeated `/*` once.
+        assert_eq!(kept.0.lock().map(|k| k.len()).unwrap_or(0), 3);
     }
 
     proptest! {

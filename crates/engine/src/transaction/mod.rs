@@ -199,6 +199,8 @@ pub struct Transaction {
     audit_parts: Option<String>,
     force_request_body_variable: bool,
     pub(crate) xml: Option<body::xml::XmlDoc>,
+    /// The XPath values of `xml`, each expression evaluated once.
+    pub(crate) xpath_values: body::xml::XPathValues,
     /// The XML body processor ran and refused the body (`xml` is then `None`).
     pub(crate) xml_failed: bool,
     unique_id: String,
@@ -269,6 +271,7 @@ impl Transaction {
             audit_parts: None,
             force_request_body_variable: false,
             xml: None,
+            xpath_values: Default::default(),
             xml_failed: false,
             unique_id,
             started: Instant::now(),
@@ -622,7 +625,10 @@ impl Transaction {
                 // unions computed before it existed no longer hold.
                 self.data.touch();
                 match body::xml::parse_xml(&body) {
-                    Ok(doc) => self.xml = Some(doc),
+                    Ok(doc) => {
+                        self.xpath_values.clear();
+                        self.xml = Some(doc);
+                    }
                     Err(e) => {
                         self.xml_failed = true;
                         error = Some(format!("XML parsing error: {e}"));

@@ -212,11 +212,9 @@ impl Transaction {
             Var::Xml => match sel {
                 KeySel::XPath(path) => {
                     if let Some(doc) = &self.xml {
-                        let mut values = Vec::new();
-                        doc.evaluate(path, &mut values);
-                        for v in values {
-                            Self::push_scalar(var, &v, scratch, out);
-                        }
+                        self.xpath_values.for_each(doc, path, |v| {
+                            Self::push_scalar(var, v, scratch, out);
+                        });
                     }
                 }
                 // The bare `XML` is "the document" (v3 yields the placeholder
