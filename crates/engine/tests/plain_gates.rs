@@ -51,6 +51,16 @@ fn folded(program: &Program, id: u32) -> &engine::prune::StaticResult {
         .unwrap_or_else(|| panic!("rule {id} is not folded"))
 }
 
+/// The phase-2 step of rule `id` (the test fails when it has none).
+fn phase2_step(program: &Program, id: u32) -> usize {
+    program.phases[1]
+        .iter()
+        .position(
+            |s| matches!(*s, engine::rule::Step::Rule(r) if program.rules[r as usize].id == id),
+        )
+        .unwrap_or_else(|| panic!("rule {id} has no step"))
+}
+
 /// Decision and matched rules (id and message) after phase 2.
 fn run(program: &Arc<Program>, uri: &str) -> (u16, Vec<(u32, String)>) {
     let mut tx = Transaction::new(Arc::clone(program), &Connection::default());
@@ -123,13 +133,7 @@ fn the_loop_passes_over_ruled_out_and_never_matching_rules_and_stops_where_one_m
         assert!(folded.plain, "rule {id}");
         assert_eq!(folded.matches.is_empty(), never, "rule {id}");
     }
-    let steps = &optimised.phases[1];
-    let step = |id: u32| {
-        steps
-            .iter()
-            .position(|s| matches!(*s, engine::rule::Step::Rule(r) if optimised.rules[r as usize].id == id))
-            .unwrap_or_else(|| panic!("rule {id} has no step"))
-    };
+    let step = |id: u32| phase2_step(&optimised, id);
     for id in [10, 12, 14, 16] {
         assert!(optimised.step_gates.at(2, step(id)).is_some(), "rule {id}");
     }
@@ -230,13 +234,7 @@ SecRule ARGS \"@rx bar\" \"id:8,phase:2,pass,log,msg:'bar'\"\n";
 fn a_pass_takes_no_jump_at_a_gate_a_ctl_removed() {
     let (optimised, plain) = optimised_and_plain("removed-gate.conf", REMOVED_GATE);
     assert!(folded(&optimised, 5).plain);
-    let steps = &optimised.phases[1];
-    let step = |id: u32| {
-        steps
-            .iter()
-            .position(|s| matches!(*s, engine::rule::Step::Rule(r) if optimised.rules[r as usize].id == id))
-            .unwrap_or_else(|| panic!("rule {id} has no step"))
-    };
+    let step = |id: u32| phase2_step(&optimised, id);
     // 3 and 6 are gated; the gate is passed over as a jump beyond 6.
     for id in [3, 6] {
         assert!(optimised.step_gates.at(2, step(id)).is_some(), "rule {id}");
