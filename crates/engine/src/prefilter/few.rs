@@ -59,7 +59,7 @@ pub(crate) fn occurs_without(value: &[u8], lit: &[u8], deleted: &[bool; 256]) ->
         return false;
     }
     let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
-    memchr::memchr2_iter(lower, upper, value).any(|i| {
+    let follows = |i: usize| {
         let mut want = rest.iter();
         let mut next = want.next();
         for &b in value.get(i + 1..).unwrap_or_default() {
@@ -73,7 +73,14 @@ pub(crate) fn occurs_without(value: &[u8], lit: &[u8], deleted: &[bool; 256]) ->
             next = want.next();
         }
         next.is_none()
-    })
+    };
+    // A first byte without case (`<`) is one byte to search for, which memchr
+    // finds with fewer instructions per call than either of two.
+    if lower == upper {
+        memchr::memchr_iter(lower, value).any(follows)
+    } else {
+        memchr::memchr2_iter(lower, upper, value).any(follows)
+    }
 }
 
 #[cfg(test)]
