@@ -221,11 +221,20 @@ impl ValueScans {
         for c in cands {
             if let (Src::Slot(slot), false) = (c.src, c.count) {
                 let mut found = NO_OFFSET;
-                while let Some(&(s, o)) = scans.get(next) {
-                    next += 1;
-                    if s == slot {
+                // Usually the next scan is the value's: no loop then.
+                match scans.get(next) {
+                    Some(&(s, o)) if s == slot => {
+                        next += 1;
                         found = o;
-                        break;
+                    }
+                    _ => {
+                        while let Some(&(s, o)) = scans.get(next) {
+                            next += 1;
+                            if s == slot {
+                                found = o;
+                                break;
+                            }
+                        }
                     }
                 }
                 if found != NO_OFFSET && !test.admits_at(bits, found as usize) {
