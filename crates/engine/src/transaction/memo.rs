@@ -355,9 +355,7 @@ impl TransformMemo {
         let mut out = std::mem::take(&mut self.buffers[self.used]);
         let input = self.bytes(plink, base);
         let link = if t.apply(input, &mut out) {
-            // (`lowercase` and `uppercase` change nothing but the case of ASCII
-            // letters: no comparison.)
-            let case_only = matches!(t, Transformation::Lowercase | Transformation::Uppercase)
+            let case_only = t.changes_only_case()
                 || (out.len() == input.len() && out.eq_ignore_ascii_case(input));
             Some(Link {
                 bytes: self.used as u32,

@@ -283,7 +283,7 @@ impl Transformation {
     /// the prefilter can scan without building it.
     pub fn deleted_bytes(self) -> Option<triggers::ByteMask> {
         match self {
-            Self::Lowercase | Self::Uppercase => Some([0; 4]),
+            t if t.changes_only_case() => Some([0; 4]),
             Self::RemoveNulls => Some(triggers::presence(&[0])),
             Self::RemoveWhitespace => Some(remove_whitespace::removed()),
             _ => None,

@@ -81,13 +81,21 @@ impl Transformation {
 }
 
 impl Transformation {
+    /// Whether the transformation changes nothing but the case of ASCII letters,
+    /// whatever the value (`lowercase`, `uppercase`): its result is its input up
+    /// to case, without comparing them.
+    #[inline]
+    pub fn changes_only_case(self) -> bool {
+        matches!(self, Self::Lowercase | Self::Uppercase)
+    }
+
     /// The bytes without which the transformation changes a value at most in the
     /// case of its ASCII letters, which the prefilter's case-insensitive scan does
     /// not see: `lowercase` needs none, `cmdLine` only its punctuation and
     /// whitespace. `None` when it may change any value.
     pub fn scan_triggers(self) -> Option<ByteMask> {
         match self {
-            Self::Lowercase | Self::Uppercase => Some([0; 4]),
+            t if t.changes_only_case() => Some([0; 4]),
             Self::CmdLine => Some(mask(b"\"'\\^ ,;\t\r\n")),
             t => t.triggers(),
         }
