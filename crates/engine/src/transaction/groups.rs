@@ -768,12 +768,17 @@ impl Transaction {
     /// over with one test, as a class without a value: its unions are not made
     /// (the class's maybe sets stand in for them), and every group holding it
     /// that it does not cover holds another class that has such a value.
+    ///
+    /// `unknown_at` is made, by position in the plan, whether each such group's
+    /// union is unknown (as [`Admission::group_unknown`] then finds; `false`
+    /// for the others).
     pub(super) fn admit_phase(
         &mut self,
         program: &crate::Program,
         pf: &Prefilter,
         plan: &crate::step_stops::StopPlan,
         covered: &[bool],
+        unknown_at: &mut Vec<bool>,
     ) {
         let xml = self.xml.is_some() || self.xml_failed;
         // Whether every class chain was merged (`false`: group by group).
@@ -809,24 +814,53 @@ impl Transaction {
             }
         }
         let epoch = self.work.admission.epoch;
-        for (pg, &c) in plan.groups.iter().zip(covered) {
+        unknown_at.clear();
+        unknown_at.resize(plan.groups.len(), false);
+        let stamped = program.classes.groups.len();
+        let a = &mut self.work.admission;
+        if a.groups.len() < stamped {
+            a.groups.resize(stamped, (0, false));
+        }
+        let single = plan.single_word_masks();
+        let unknown_word = a.unknown.first().copied().unwrap_or(0);
+        for (k, (pg, &c)) in plan.groups.iter().zip(covered).enumerate() {
             if c || !plan.has_bits(pg) {
                 continue;
             }
             let g = pg.group as usize;
             let a = &mut self.work.admission;
-            if a.groups.len() <= g {
-                a.groups.resize(g + 1, (0, false));
-            }
-            if a.groups[g].0 == epoch {
-                continue;
-            }
-            match program.classes.groups.get(g) {
-                Some(gp) if known => {
-                    let unknown = self.plan_unknown(gp);
-                    self.work.admission.groups[g] = (epoch, unknown);
+            match a.groups.get(g) {
+                Some(&(e, u)) if e == epoch => {
+                    unknown_at[k] = u;
+                    continue;
                 }
-                _ => self.admit_group(program, pf, g),
+                Some(_) if known => {
+                    // Every class chain merged: the group's union is unknown
+                    // as `plan_unknown` finds, from the plan's copy of the
+                    // group's flags and class mask (one word for the CRS).
+                    let classes = match single {
+                        Some(masks) => masks.get(k).is_some_and(|m| m & unknown_word != 0),
+                        None => plan
+                            .group_mask(k)
+                            .iter()
+                            .zip(&a.unknown)
+                            .any(|(m, u)| m & u != 0),
+                    };
+                    let unknown = pg.unclassed || (pg.xml && xml) || classes;
+                    a.groups[g] = (epoch, unknown);
+                    unknown_at[k] = unknown;
+                    #[cfg(debug_assertions)]
+                    if let Some(gp) = program.classes.groups.get(g) {
+                        debug_assert_eq!(unknown, self.plan_unknown(gp));
+                    }
+                }
+                _ => {
+                    if a.groups.len() <= g {
+                        a.groups.resize(g + 1, (0, false));
+                    }
+                    self.admit_group(program, pf, g);
+                    unknown_at[k] = self.work.admission.groups[g].1;
+                }
             }
         }
     }

@@ -31,8 +31,11 @@ pub(crate) struct Stops {
     stamp: Option<(u64, u8, bool)>,
     /// A bit per step of the phase.
     mask: Vec<u64>,
-    /// Per group of the phase (in plan order): the cached values cover it.
+    /// Per group of the phase (in plan order): the cached values cover it ...
     covered: Vec<bool>,
+    /// ... and, for one with a prefilter bit they do not cover, its union is
+    /// unknown (see `Transaction::admit_phase`).
+    unknown: Vec<bool>,
 }
 
 impl Stops {
@@ -43,7 +46,7 @@ impl Stops {
 
     /// Heap bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
-        self.mask.capacity() * 8 + self.covered.capacity()
+        self.mask.capacity() * 8 + self.covered.capacity() + self.unknown.capacity()
     }
 }
 
@@ -149,17 +152,19 @@ impl Transaction {
         // A group the cached values cover needs no union: its rules stop only
         // by their maybe sets. Nor does one whose rules have no prefilter bit
         // (every union admits them).
-        self.admit_phase(program, pf, plan, &covered);
+        let mut unknown_at = std::mem::take(&mut self.work.stops.unknown);
+        self.admit_phase(program, pf, plan, &covered, &mut unknown_at);
         let mut mask = std::mem::take(&mut self.work.stops.mask);
         mask.clear();
         mask.extend_from_slice(&plan.fixed);
         let a = &self.work.admission;
-        for (pg, &c) in plan.groups.iter().zip(&covered) {
+        for ((pg, &c), &u) in plan.groups.iter().zip(&covered).zip(&unknown_at) {
             if c {
                 continue;
             }
             // Unknown: every gated rule; otherwise those without a bit to test.
-            let unknown = plan.has_bits(pg) && a.group_unknown(pg.group);
+            let unknown = plan.has_bits(pg) && u;
+            debug_assert_eq!(unknown, plan.has_bits(pg) && a.group_unknown(pg.group));
             for &s in plan.group_steps(pg, unknown) {
                 set(&mut mask, s);
             }
@@ -191,5 +196,6 @@ impl Transaction {
         }
         self.work.stops.mask = mask;
         self.work.stops.covered = covered;
+        self.work.stops.unknown = unknown_at;
     }
 }
