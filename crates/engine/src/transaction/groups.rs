@@ -769,9 +769,9 @@ impl Transaction {
     /// (the class's maybe sets stand in for them), and every group holding it
     /// that it does not cover holds another class that has such a value.
     ///
-    /// `unknown_at` is made, by position in the plan, whether each such group's
+    /// Fills `unknown_at`, by position in the plan: whether each such group's
     /// union is unknown (as [`Admission::group_unknown`] then finds; `false`
-    /// for the others).
+    /// for the other groups).
     pub(super) fn admit_phase(
         &mut self,
         program: &crate::Program,
@@ -834,7 +834,7 @@ impl Transaction {
                     unknown_at[k] = u;
                     continue;
                 }
-                Some(_) if known => {
+                Some(_) if known && g < stamped => {
                     // Every class chain merged: the group's union is unknown
                     // as `plan_unknown` finds, from the plan's copy of the
                     // group's flags and class mask (one word for the CRS).
@@ -851,7 +851,7 @@ impl Transaction {
                     unknown_at[k] = unknown;
                     #[cfg(debug_assertions)]
                     if let Some(gp) = program.classes.groups.get(g) {
-                        debug_assert_eq!(unknown, self.plan_unknown(gp));
+                        assert_eq!(unknown, self.plan_unknown(gp));
                     }
                 }
                 _ => {
