@@ -39,6 +39,10 @@ pub struct Config {
     /// Graceful shutdown: how long in-flight requests may take, in milliseconds.
     #[serde(default = "default_drain_ms")]
     pub shutdown_timeout_ms: u64,
+    /// Hold each write to an upstream or an HTTP/1.1 client until the worker has
+    /// run the other connections ready with it (see [`crate::runtime::Runtime`]).
+    #[serde(default = "yes")]
+    pub batch_writes: bool,
     /// Online learning of the rule order (off by default).
     #[serde(default)]
     pub learning: Learning,

@@ -155,7 +155,9 @@ pub async fn serve<S>(
             // Write the response while still reading the request body (an upstream may
             // answer before it has read all of it).
             let keep_alive_wanted = !client_close && !closing;
-            let write = write_response(&mut wr, resp, &method, http10, keep_alive_wanted);
+            let batch = shared.runtime.load().batch_writes;
+            let framing = (http10, keep_alive_wanted, batch);
+            let write = write_response(&mut wr, resp, &method, framing);
             tokio::pin!(write);
             let written = loop {
                 tokio::select! {
@@ -532,13 +534,14 @@ const HOP_BY_HOP: [&str; 8] = [
     "proxy-authenticate",
 ];
 
-/// Writes a response; returns Ok(keep_alive).
+/// Writes a response; returns Ok(keep_alive). With `batch`, the last write (the
+/// whole response when it fits in one) waits for the end of the scheduler's
+/// round first (see [`crate::runtime::Runtime::batch_writes`]).
 async fn write_response<W>(
     wr: &mut W,
     resp: Response<ProxyBody>,
     method: &Method,
-    http10: bool,
-    keep_alive_wanted: bool,
+    (http10, keep_alive_wanted, batch): (bool, bool, bool),
 ) -> std::io::Result<bool>
 where
     W: AsyncWrite + Unpin,
@@ -616,6 +619,9 @@ where
         // one's (the body case finishes when the body's end is read, also before
         // the last write).
         drop(body);
+        if batch {
+            tokio::task::yield_now().await;
+        }
         wr.write_all(&head).await?;
         wr.flush().await?;
         return Ok(keep_alive);
@@ -681,6 +687,9 @@ where
         if written != n {
             keep_alive = false;
         }
+    }
+    if batch {
+        tokio::task::yield_now().await;
     }
     wr.write_all(&pending).await?;
     wr.flush().await?;

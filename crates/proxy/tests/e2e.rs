@@ -408,7 +408,21 @@ async fn smuggling_probes_get_400() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keep_alive_and_pipelining_answer_in_order() {
-    let h = start(CONFIG).await;
+    // Batched writes (the default) and unbatched ones give the same answers.
+    assert!(
+        proxy::config::parse(&proxy::config::Source {
+            path: "p.toml".into(),
+            text: String::new(),
+        })
+        .unwrap()
+        .batch_writes
+    );
+    pipelining_in_order(CONFIG).await;
+    pipelining_in_order(&format!("batch_writes = false\n{CONFIG}")).await;
+}
+
+async fn pipelining_in_order(config: &str) {
+    let h = start(config).await;
     let mut c = Conn::open(h.addr).await;
     let mut burst = Vec::new();
     burst.extend_from_slice(b"GET /off/bytes/5 HTTP/1.1\r\nHost: x\r\n\r\n");
