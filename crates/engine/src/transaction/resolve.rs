@@ -433,9 +433,14 @@ impl Transaction {
         sv.key.expand_into_hinted(out, |var, key, hint, out| {
             let start = out.len();
             self.expand_part(var, key, hint, Some(rule), out);
-            let added = &mut out[start..];
-            ascii &= added.is_ascii();
-            added.make_ascii_lowercase();
+            // One pass: the bytes' high bits ORed (ASCII when clear) and each
+            // byte lower-cased (920450 adds a header name per request header).
+            let mut high = 0u8;
+            for b in out.get_mut(start..).unwrap_or_default() {
+                high |= *b;
+                b.make_ascii_lowercase();
+            }
+            ascii &= high.is_ascii();
         });
         ascii
     }
