@@ -155,9 +155,12 @@ pub async fn serve<S>(
             // Write the response while still reading the request body (an upstream may
             // answer before it has read all of it).
             let keep_alive_wanted = !client_close && !closing;
-            let batch = shared.runtime.load().batch_writes;
-            let framing = (http10, keep_alive_wanted, batch);
-            let write = write_response(&mut wr, resp, &method, framing);
+            let how = WriteHow {
+                http10,
+                keep_alive_wanted,
+                batch: shared.runtime.load().batch_writes,
+            };
+            let write = write_response(&mut wr, resp, &method, how);
             tokio::pin!(write);
             let written = loop {
                 tokio::select! {
@@ -534,18 +537,34 @@ const HOP_BY_HOP: [&str; 8] = [
     "proxy-authenticate",
 ];
 
-/// Writes a response; returns Ok(keep_alive). With `batch`, the last write (the
-/// whole response when it fits in one) waits for the end of the scheduler's
-/// round first (see [`crate::runtime::Runtime::batch_writes`]).
+/// How [`write_response`] writes.
+#[derive(Debug, Clone, Copy)]
+struct WriteHow {
+    /// The request was HTTP/1.0.
+    http10: bool,
+    /// Neither side asked to close.
+    keep_alive_wanted: bool,
+    /// The last write (the whole response when it fits in one) waits for the
+    /// end of the scheduler's round first (see
+    /// [`crate::runtime::Runtime::batch_writes`]).
+    batch: bool,
+}
+
+/// Writes a response; returns Ok(keep_alive).
 async fn write_response<W>(
     wr: &mut W,
     resp: Response<ProxyBody>,
     method: &Method,
-    (http10, keep_alive_wanted, batch): (bool, bool, bool),
+    how: WriteHow,
 ) -> std::io::Result<bool>
 where
     W: AsyncWrite + Unpin,
 {
+    let WriteHow {
+        http10,
+        keep_alive_wanted,
+        batch,
+    } = how;
     let (parts, mut body) = resp.into_parts();
     let status = parts.status.as_u16();
     let no_body =
