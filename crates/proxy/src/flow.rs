@@ -799,9 +799,7 @@ pub async fn handle(
         method,
         Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE
     );
-    if rt.batch_writes {
-        tokio::task::yield_now().await;
-    }
+    crate::runtime::batch_point(rt.batch_writes).await;
     let upstream_start = Instant::now();
     let mut attempts = upstream.addresses.len().max(1);
     let response = loop {

@@ -638,9 +638,7 @@ where
         // one's (the body case finishes when the body's end is read, also before
         // the last write).
         drop(body);
-        if batch {
-            tokio::task::yield_now().await;
-        }
+        crate::runtime::batch_point(batch).await;
         wr.write_all(&head).await?;
         wr.flush().await?;
         return Ok(keep_alive);
@@ -707,9 +705,7 @@ where
             keep_alive = false;
         }
     }
-    if batch {
-        tokio::task::yield_now().await;
-    }
+    crate::runtime::batch_point(batch).await;
     wr.write_all(&pending).await?;
     wr.flush().await?;
     if matches!(mode, Mode::Close) {

@@ -125,6 +125,14 @@ pub struct Runtime {
     pub batch_writes: bool,
 }
 
+/// Where a write waits with [`Runtime::batch_writes`] on: the end of the
+/// scheduler's round (nothing when `batch` is off).
+pub(crate) async fn batch_point(batch: bool) {
+    if batch {
+        tokio::task::yield_now().await;
+    }
+}
+
 impl Runtime {
     /// The route for a host (without port, any case) and path.
     pub fn route(&self, host: &str, path: &str) -> Option<&Route> {
