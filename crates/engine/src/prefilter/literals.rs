@@ -9,6 +9,9 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::transform::triggers::ByteMask;
 
+/// Literals shorter than this are joined across the parts that are not exact
+/// when that gives longer ones.
+const EDGES_BELOW: usize = 6;
 /// Most literals one operator may contribute (a larger set is treated as "none").
 const MAX_SET: usize = 64;
 /// Longest literal kept in a cross product (longer ones are cut: a prefix of a
@@ -16,6 +19,9 @@ const MAX_SET: usize = 64;
 const MAX_LEN: usize = 24;
 /// Largest byte class expanded into single-byte alternatives.
 const MAX_CLASS: usize = 8;
+/// Largest byte class whose bytes a match may begin or end with (see
+/// [`prefixes`] and [`suffixes`]): a class joined to the run beside it.
+const WIDE_CLASS: usize = 32;
 /// Most literals of a set formed where a run of exact parts meets a part that is
 /// not exact (the run times the strings the part's matches begin with).
 const MAX_EDGE: usize = 256;
@@ -75,7 +81,16 @@ pub fn regex_required(translated: &str) -> Option<RequiredLiterals> {
 
 /// [`regex_required`] of a parsed pattern, without the anchored split.
 fn hir_required(hir: &Hir) -> Option<RequiredLiterals> {
-    if let Some(literals) = required(hir).filter(|s| score(s) >= 2) {
+    if let Some(mut literals) = required(hir).filter(|s| score(s) >= 2) {
+        // Short literals (`on`, `cons`) are common in benign text: literals
+        // joined across the parts that are not exact (`[ (,;=]on`) may be
+        // longer, each a longer string around a short one every match holds.
+        let within = score(&literals);
+        if within < EDGES_BELOW {
+            if let Some(across) = required_with(hir, EDGES_BELOW).filter(|s| score(s) > within) {
+                literals = across;
+            }
+        }
         return Some(RequiredLiterals {
             literals,
             escape: None,
@@ -87,7 +102,7 @@ fn hir_required(hir: &Hir) -> Option<RequiredLiterals> {
     }
     // Last, longer literals joined across parts that are not exact (a pattern
     // made of alternations with optional pieces, as CRS's path traversal one).
-    required_with(hir, true)
+    required_with(hir, 2)
         .filter(|s| score(s) >= 2)
         .map(|literals| RequiredLiterals {
             literals,
@@ -245,11 +260,54 @@ fn without_rare_bytes(h: &Hir) -> Option<RequiredLiterals> {
     if literals.len() > MAX_RESTRICTED {
         return None;
     }
+    let (rare, literals) = fewer_escapes(h, rare, literals);
     Some(RequiredLiterals {
         literals,
         escape: Some(crate::transform::triggers::presence(&rare)),
         anchored: None,
     })
+}
+
+/// Rare bytes that benign values hold most often, first (a browser's
+/// `User-Agent` holds the first three, e-mail addresses the `@`).
+const COMMON_RARE: &[u8] = b"();@'*![]\"{}|~^$`<>\\";
+
+/// Takes out of `rare` (the escape bytes of [`without_rare_bytes`], whose
+/// restricted matches require `literals`) the bytes without which the matches
+/// that hold none of the others still require literals as selective (the byte
+/// itself may become one: it admits the same values as a literal): a byte the
+/// pattern matches only beside another escape byte (CRS's `$(...)`, whose `(`
+/// follows a `$`) need not admit a value by itself. Tried one at a time, the
+/// bytes benign values hold most often first; a byte is kept when its matches
+/// give no literal, a less selective set or too many literals.
+fn fewer_escapes(
+    h: &Hir,
+    mut rare: Vec<u8>,
+    mut literals: Vec<Vec<u8>>,
+) -> (Vec<u8>, Vec<Vec<u8>>) {
+    for b in COMMON_RARE {
+        if !rare.contains(b) {
+            continue;
+        }
+        let fewer: Vec<u8> = rare.iter().copied().filter(|x| x != b).collect();
+        let found = match restrict(h, &fewer) {
+            // Still no match without one of the others.
+            None => Some(Vec::new()),
+            // The byte itself as a literal admits what it did as an escape
+            // byte: the others must be as selective as before.
+            Some(r) if !literals.is_empty() => required(&r).filter(|s| {
+                let others: Vec<Vec<u8>> = s.iter().filter(|l| l[..] != [*b]).cloned().collect();
+                (others.is_empty() || score(&others) >= score(&literals).max(1))
+                    && s.len() <= MAX_RESTRICTED.min(literals.len() + 8)
+            }),
+            Some(_) => None,
+        };
+        if let Some(set) = found {
+            rare = fewer;
+            literals = set;
+        }
+    }
+    (rare, literals)
 }
 
 /// `h` restricted to the matches that hold none of the `escape` bytes (`None`
@@ -385,6 +443,11 @@ fn score(set: &[Vec<u8>]) -> usize {
 /// The bytes a class matches, folded to lower case (the prefilter is ASCII case-
 /// insensitive), when there are at most [`MAX_CLASS`] of them.
 fn class_bytes(class: &Class) -> Option<Vec<u8>> {
+    class_bytes_within(class, MAX_CLASS)
+}
+
+/// [`class_bytes`] with at most `max` bytes.
+fn class_bytes_within(class: &Class, max: usize) -> Option<Vec<u8>> {
     let mut v: Vec<u8> = Vec::new();
     let add = |b: u8, v: &mut Vec<u8>| {
         let b = b.to_ascii_lowercase();
@@ -395,7 +458,7 @@ fn class_bytes(class: &Class) -> Option<Vec<u8>> {
     match class {
         Class::Bytes(c) => {
             for r in c.ranges() {
-                if usize::from(r.end() - r.start()) >= 2 * MAX_CLASS {
+                if usize::from(r.end() - r.start()) >= 2 * max {
                     return None;
                 }
                 for b in r.start()..=r.end() {
@@ -405,7 +468,7 @@ fn class_bytes(class: &Class) -> Option<Vec<u8>> {
         }
         Class::Unicode(c) => {
             for r in c.ranges() {
-                if u32::from(r.end()) - u32::from(r.start()) >= 2 * MAX_CLASS as u32 {
+                if u32::from(r.end()) - u32::from(r.start()) >= 2 * max as u32 {
                     return None;
                 }
                 for ch in r.start()..=r.end() {
@@ -419,7 +482,7 @@ fn class_bytes(class: &Class) -> Option<Vec<u8>> {
             }
         }
     }
-    (!v.is_empty() && v.len() <= MAX_CLASS).then_some(v)
+    (!v.is_empty() && v.len() <= max).then_some(v)
 }
 
 /// `a x b`: every concatenation, when the product stays small (literals longer
@@ -503,6 +566,7 @@ fn prefixes(h: &Hir) -> Vec<Vec<u8>> {
         return set;
     }
     match h.kind() {
+        HirKind::Class(c) => wide_class(c),
         HirKind::Capture(c) => prefixes(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => prefixes(&r.sub),
         HirKind::Alternation(branches) => branch_union(branches, prefixes),
@@ -546,6 +610,7 @@ fn suffixes(h: &Hir) -> Vec<Vec<u8>> {
         return whole(set);
     }
     match h.kind() {
+        HirKind::Class(c) => wide_class(c),
         HirKind::Capture(c) => suffixes(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => suffixes(&r.sub),
         HirKind::Alternation(branches) => branch_union(branches, suffixes),
@@ -572,6 +637,15 @@ fn suffixes(h: &Hir) -> Vec<Vec<u8>> {
     }
 }
 
+/// The bytes of a class too large to be [`exact`] (at most [`WIDE_CLASS`]), as
+/// one-byte strings for [`prefixes`] and [`suffixes`]; `[""]` when larger.
+fn wide_class(class: &Class) -> Vec<Vec<u8>> {
+    class_bytes_within(class, WIDE_CLASS).map_or_else(
+        || vec![Vec::new()],
+        |v| v.into_iter().map(|b| vec![b]).collect(),
+    )
+}
+
 /// The union of `ends` (`prefixes` or `suffixes`) over an alternation's
 /// branches; `[""]` when a branch knows nothing or the union grows past
 /// [`MAX_SET`].
@@ -595,13 +669,13 @@ fn branch_union(branches: &[Hir], ends: fn(&Hir) -> Vec<Vec<u8>>) -> Vec<Vec<u8>
 
 /// Literals one of which occurs in every match of `h`, or `None`.
 fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
-    required_with(h, false)
+    required_with(h, 0)
 }
 
-/// [`required`]; with `edges`, concatenations whose runs of exact parts give no
-/// selective literal are also joined across their other parts (see
+/// [`required`]; concatenations whose runs of exact parts give no literals
+/// scoring `edges` (0: never) are also joined across their other parts (see
 /// [`concat_required`]): longer literals, but more of them.
-fn required_with(h: &Hir, edges: bool) -> Option<Vec<Vec<u8>>> {
+fn required_with(h: &Hir, edges: usize) -> Option<Vec<Vec<u8>>> {
     if let Some(set) = exact(h) {
         return (!set.iter().any(Vec::is_empty)).then_some(set);
     }
@@ -648,7 +722,7 @@ fn required_with(h: &Hir, edges: bool) -> Option<Vec<Vec<u8>>> {
                 })
                 .collect();
             let within = concat_required(parts, &known, false);
-            if !edges || within.as_ref().is_some_and(|s| score(s) >= 2) {
+            if edges == 0 || within.as_ref().is_some_and(|s| score(s) >= edges) {
                 return within;
             }
             match concat_required(parts, &known, true) {
@@ -852,13 +926,26 @@ mod tests {
             required_of("(?-u)[a-z]+[<>'\"();`|{}]"),
             Some((vec![], "\"'();<>`{|}".into()))
         );
-        // Separators count once the rare bytes escape.
+        // Separators count once the rare bytes escape; `;` need not escape:
+        // a match without a quote holds `id` whatever its separator.
         assert_eq!(
             required_of("(?-u)(?:[;=]|&&)\\s*i[\"']*d"),
-            Some((vec!["id".into()], "\"';".into()))
+            Some((vec!["id".into()], "\"'".into()))
+        );
+        // A rare byte that only follows another (`$(`, as CRS's command
+        // patterns have it) need not escape either.
+        assert_eq!(
+            required_of("(?i-u)c(?:\\$[(a-z]*)?a(?:\\$[(a-z]*)?t"),
+            Some((vec!["cat".into()], "$".into()))
+        );
+        // Nor one whose matches hold a literal as selective: the `(` of
+        // `[a-z]+\(` is the literal then.
+        assert_eq!(
+            required_of("(?i-u)(?:e[\"']*v[\"']*a[\"']*l|[a-z]+\\()"),
+            Some((vec!["eval".into(), "(".into()], "\"'".into()))
         );
         // No rare byte to escape on, and no literal: nothing.
-        assert_eq!(required_of("(?-u)a[0-9]+"), None);
+        assert_eq!(required_of("(?-u)a[!-~]+"), None);
         assert_eq!(required_of("(?-u)[a-z]+[\"']*"), None);
     }
 
@@ -875,6 +962,20 @@ mod tests {
         let mut lits = lits;
         lits.sort();
         assert_eq!(lits, ["%2f%2e", "%2f.", "/%2e", "/."]);
+        // A class of up to 32 bytes beside a run is joined to it: a lone `a`
+        // is no literal, `a` and a digit is.
+        let (mut lits, _) = required_of("(?-u)a[0-9]+").unwrap_or_else(|| panic!("literals"));
+        lits.sort();
+        assert_eq!(lits, (0..10).map(|d| format!("a{d}")).collect::<Vec<_>>());
+        // Two-byte literals (common in benign text) give way to longer ones
+        // joined across a class: CRS 941120's `on` follows one of 24 bytes.
+        let (lits, _) = required_of("(?i-u)[\\t-\\r \"'(,/-9;=`]on[a-z]{3,50}[\\t-\\r (,;]*?=[^=]")
+            .unwrap_or_else(|| panic!("literals"));
+        assert_eq!(lits.len(), 24);
+        assert!(
+            lits.iter().all(|l| l.len() == 3 && l.ends_with("on")),
+            "{lits:?}"
+        );
         // Where a run gives selective literals, they are kept as before.
         assert_eq!(
             required_of("(?i-u)union(?:all)?\\s+select"),
