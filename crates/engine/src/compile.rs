@@ -389,6 +389,9 @@ fn build_prefilter(program: &mut Program) -> Vec<u32> {
                     bit,
                     escape: literals.as_ref().and(op.escape_bytes()),
                     anchored: literals.as_ref().and(op.anchored_start()),
+                    // Only for a rule reading raw values: the test runs on
+                    // their scans alone (see `TransformMemo::scan_offset`).
+                    end: op.anchored_end().filter(|_| rule.transforms == 0),
                     literals,
                     bytes,
                 });

@@ -26,6 +26,9 @@ pub enum Admission {
         /// A value its start test matches is admitted without a literal (see
         /// [`crate::prefilter::anchored`]).
         anchored: bool,
+        /// A value its end test rules out is not admitted (see
+        /// [`crate::prefilter::anchored_end`]).
+        end: bool,
         /// The group deciding once per transaction for all its rules (see
         /// [`crate::rule::Rule::prefilter_group`]).
         group: Option<u32>,
@@ -62,6 +65,9 @@ pub fn admission(program: &Program, rule: &Rule) -> Admission {
                 .escape_bytes()
                 .map_or(0, |m| m.iter().map(|w| w.count_ones() as usize).sum()),
             anchored: op.anchored_start().is_some(),
+            end: rule
+                .prefilter
+                .is_some_and(|bit| program.prefilter.as_ref().is_some_and(|pf| pf.has_end(bit))),
             group: rule.prefilter_group,
         },
         _ => Admission::Always(match rule.operator.name {
@@ -119,6 +125,7 @@ pub fn render(program: &Program) -> String {
                         byte_sets,
                         escape,
                         anchored,
+                        end,
                         group,
                     } => {
                         prefiltered += 1;
@@ -141,6 +148,9 @@ pub fn render(program: &Program) -> String {
                                 "{} {byte_sets} byte set(s)",
                                 if literals + escape > 0 { "," } else { "" }
                             );
+                        }
+                        if end {
+                            what.push_str(", end tested");
                         }
                         if let Some(g) = group {
                             let _ = write!(what, ", group {g}");

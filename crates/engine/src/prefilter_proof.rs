@@ -113,6 +113,7 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
     // their generated matches that hold none of their escape bytes and begin at
     // the value's start: those only the anchored test can admit.
     let (mut anchored_rules, mut anchored_checked) = (0, 0);
+    let (mut end_rules, mut end_checked) = (0, 0);
     assert!(pf.has_long(), "no long-value automaton");
     assert!(pf.tables(), "a CRS automaton is not a flat DFA table");
     // 955300 reads the response body through `t:removeWhitespace,t:lowercase`:
@@ -145,6 +146,10 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
         }
         let anchored = op.anchored_start().is_some();
         anchored_rules += usize::from(anchored);
+        // A rule with an anchored end test: its generated matches must pass it
+        // too (`pf.scan` takes out the bits of the values it rules out).
+        let ends = pf.has_end(bit);
+        end_rules += usize::from(ends);
         for i in 0..120 {
             let from = match (&restricted, i >= 60) {
                 (_, false) => &hir,
@@ -164,6 +169,7 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
                 continue;
             }
             matches_checked += 1;
+            end_checked += usize::from(ends);
             if i >= 60 {
                 escape_checked += 1;
                 anchored_checked += usize::from(anchored && i % 2 == 0);
@@ -196,6 +202,10 @@ fn prefilter_admits_every_generated_match_of_every_crs_regex() {
         }
     }
     assert!(rules_checked > 200, "only {rules_checked} rules checked");
+    assert!(
+        end_rules >= 2 && end_checked > 50,
+        "end tests: {end_rules} rule(s), {end_checked} match(es) checked"
+    );
     assert!(
         long_checked > 500,
         "only {long_checked} response-body matches checked"

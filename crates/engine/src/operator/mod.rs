@@ -236,6 +236,13 @@ pub trait Operator: Send + Sync + fmt::Debug {
     fn anchored_start(&self) -> Option<std::sync::Arc<crate::prefilter::anchored::AnchoredStart>> {
         None
     }
+
+    /// A test of the input's end that no input it matches fails (see
+    /// [`crate::prefilter::anchored_end`]): a scan that admits the rule is
+    /// overruled when it fails. `None`: no such test.
+    fn anchored_end(&self) -> Option<std::sync::Arc<crate::prefilter::anchored_end::AnchoredEnd>> {
+        None
+    }
 }
 
 /// The engine that runs a regular expression.

@@ -23,6 +23,8 @@ pub(crate) struct Rx {
     bytes: Option<ByteReq>,
     /// The shortest match's length in bytes (0: unknown).
     min_len: usize,
+    /// A test of the value's end every match passes (for the prefilter).
+    end: Option<std::sync::Arc<crate::prefilter::anchored_end::AnchoredEnd>>,
     /// The pattern is `^.*$` (CRS's idiom for "capture the whole value", in 30
     /// rules): with `PCRE_DOTALL` it matches every value, whole, so no search.
     whole: bool,
@@ -36,20 +38,31 @@ impl Rx {
         } else {
             Some(Pattern::compile(argument, env.match_limit)?)
         };
-        let (literals, bytes, min_len) =
+        let (literals, bytes, min_len, end) =
             match super::pcre::translate(argument, super::pcre::Dialect::Bytes) {
-                super::pcre::Translation::Pattern(p) if !argument.is_empty() => (
-                    crate::prefilter::regex_required(&p),
-                    crate::prefilter::bytes::regex_bytes(&p),
-                    crate::prefilter::regex_min_len(&p),
-                ),
-                _ => (None, None, 0),
+                super::pcre::Translation::Pattern(p) if !argument.is_empty() => {
+                    let literals = crate::prefilter::regex_required(&p);
+                    // An end test only for a pattern admitted by escape bytes,
+                    // which benign values hold: a test costs every scan a little.
+                    let end = literals
+                        .as_ref()
+                        .and_then(|l| l.escape)
+                        .and_then(|_| crate::prefilter::regex_anchored_end(&p));
+                    (
+                        literals,
+                        crate::prefilter::bytes::regex_bytes(&p),
+                        crate::prefilter::regex_min_len(&p),
+                        end,
+                    )
+                }
+                _ => (None, None, 0, None),
             };
         Ok(Rx {
             pattern,
             literals,
             bytes,
             min_len,
+            end: end.map(std::sync::Arc::new),
             whole: argument == "^.*$",
         })
     }
@@ -88,6 +101,10 @@ impl Operator for Rx {
 
     fn anchored_start(&self) -> Option<std::sync::Arc<crate::prefilter::anchored::AnchoredStart>> {
         self.literals.as_ref()?.anchored.clone()
+    }
+
+    fn anchored_end(&self) -> Option<std::sync::Arc<crate::prefilter::anchored_end::AnchoredEnd>> {
+        self.end.clone()
     }
 
     fn required_bytes(&self) -> Option<ByteReq> {

@@ -49,6 +49,17 @@ pub fn regex_min_len(translated: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The test of the value's end of a pattern translated as for
+/// [`regex_literals`] (see [`super::anchored_end`]); `None` when it has none.
+pub fn regex_anchored_end(translated: &str) -> Option<super::anchored_end::AnchoredEnd> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(translated)
+        .ok()?;
+    super::anchored_end::AnchoredEnd::build(&hir)
+}
+
 /// What every match of a pattern holds: one of `literals`, or (when given) one of
 /// the `escape` bytes, or (when given) a match of `anchored` at the value's start.
 #[derive(Debug, Clone, PartialEq, Eq)]

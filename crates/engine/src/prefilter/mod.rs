@@ -24,6 +24,7 @@
 //! [`literals`]).
 
 pub mod anchored;
+pub mod anchored_end;
 pub(crate) mod automaton;
 pub mod bytes;
 mod few;
@@ -33,7 +34,9 @@ mod window;
 
 #[cfg(test)]
 pub(crate) use literals::restricted;
-pub use literals::{regex_literals, regex_min_len, regex_required, RequiredLiterals};
+pub use literals::{
+    regex_anchored_end, regex_literals, regex_min_len, regex_required, RequiredLiterals,
+};
 
 use crate::transform::triggers::ByteMask;
 use automaton::Matcher;
@@ -64,6 +67,9 @@ pub struct RuleTest {
     /// A value on which this matches at its start is admitted without a literal
     /// (see [`RequiredLiterals::anchored`]).
     pub anchored: Option<std::sync::Arc<anchored::AnchoredStart>>,
+    /// A value whose end this test rules out is not admitted, whatever else
+    /// admits it (see [`anchored_end`]).
+    pub end: Option<std::sync::Arc<anchored_end::AnchoredEnd>>,
 }
 
 impl RuleTest {
@@ -124,7 +130,17 @@ pub struct Prefilter {
     /// Rules whose bit a scan also sets when their anchored start matches the
     /// value (see [`anchored`]), with those tests.
     anchored: anchored::AnchoredSet,
+    /// Rules whose bit a scan of a value clears again when their anchored end
+    /// rules the value out (see [`anchored_end`]), with those tests, by bit ...
+    ends: Vec<(u32, std::sync::Arc<anchored_end::AnchoredEnd>)>,
+    /// ... and their bits, as (word, bits) pairs: at most [`END_WORDS`].
+    end_words: Vec<(u32, u64)>,
 }
+
+/// The most words of rule bits holding rules with an anchored end (see
+/// [`Prefilter::veto_ends`], which tests each such word on every scan): rules
+/// in further words have no test.
+const END_WORDS: usize = 2;
 
 /// A second automaton over the literals of the rules that read one long variable
 /// (the response body): it holds only those rules' literals, so it has fewer
@@ -229,6 +245,24 @@ impl Prefilter {
                 .filter_map(|t| t.anchored.clone().map(|a| (t.bit, a)))
                 .collect(),
         );
+        let mut ends: Vec<_> = tests
+            .iter()
+            .filter_map(|t| t.end.clone().map(|e| (t.bit, e)))
+            .collect();
+        ends.sort_by_key(|(bit, _)| *bit);
+        let mut end_words: Vec<(u32, u64)> = Vec::new();
+        ends.retain(|(bit, _)| {
+            let w = bit / 64;
+            if let Some((_, m)) = end_words.iter_mut().find(|(x, _)| *x == w) {
+                *m |= 1 << (bit % 64);
+                return true;
+            }
+            if end_words.len() == END_WORDS {
+                return false;
+            }
+            end_words.push((w, 1 << (bit % 64)));
+            true
+        });
         Some(Prefilter {
             ac,
             rules,
@@ -241,6 +275,8 @@ impl Prefilter {
             long: None,
             deleting: Vec::new(),
             anchored,
+            ends,
+            end_words,
         })
     }
 
@@ -309,18 +345,34 @@ impl Prefilter {
     pub fn scan(&self, value: &[u8], scan: &mut Vec<u64>) {
         scan.clear();
         scan.resize(self.scan_words(), 0);
-        self.scan_into(value, scan);
+        self.scan_fresh_into(value, scan);
     }
 
-    /// As [`Prefilter::scan`], into `scan` of [`Prefilter::scan_words`] zeroed words.
+    /// As [`Prefilter::scan`], ORed into `scan` (of [`Prefilter::scan_words`]
+    /// words, which may hold other values' scans: no anchored end is tested).
     pub fn scan_into(&self, value: &[u8], scan: &mut [u64]) {
-        self.scan_into_collecting(value, scan);
+        self.scan_raw(value, scan);
     }
 
-    /// As [`Prefilter::scan_into`], returning the set of `value`'s bytes (not
-    /// lower-cased: as [`crate::transform::triggers::presence`] gives it), which
-    /// the automaton's loop collects.
+    /// As [`Prefilter::scan_into`], into zeroed words: the rules whose anchored
+    /// end rules `value` out are taken out again (see [`anchored_end`]).
+    pub fn scan_fresh_into(&self, value: &[u8], scan: &mut [u64]) {
+        self.scan_raw(value, scan);
+        self.veto_ends(value, scan);
+    }
+
+    /// As [`Prefilter::scan_fresh_into`], returning the set of `value`'s bytes
+    /// (not lower-cased: as [`crate::transform::triggers::presence`] gives it),
+    /// which the automaton's loop collects.
     pub fn scan_into_collecting(&self, value: &[u8], scan: &mut [u64]) -> ByteMask {
+        let raw = self.scan_raw(value, scan);
+        self.veto_ends(value, scan);
+        raw
+    }
+
+    /// The scan of `value` ORed into `scan`, returning its bytes (see
+    /// [`Prefilter::scan_into_collecting`]).
+    fn scan_raw(&self, value: &[u8], scan: &mut [u64]) -> ByteMask {
         for (s, a) in scan.iter_mut().zip(&self.always) {
             *s |= a;
         }
@@ -331,6 +383,41 @@ impl Prefilter {
         self.add_presence_and_escape(&crate::transform::triggers::lowered(&raw), scan);
         self.add_anchored(value, scan);
         raw
+    }
+
+    /// After the scan of one value into zeroed words `scan`: clears the bits of
+    /// the rules whose anchored end rules `value` out (see [`anchored_end`]).
+    #[inline]
+    fn veto_ends(&self, value: &[u8], scan: &mut [u64]) {
+        // A value with a line end: a match may end before it (its presence set
+        // is in the scan already).
+        if scan.get(self.words()).is_none_or(|p| p & (1 << b'\n') != 0) {
+            return;
+        }
+        for &(w, m) in &self.end_words {
+            let set = scan.get(w as usize).map_or(0, |x| x & m);
+            if set != 0 {
+                self.veto_ends_slow(value, scan, w, set);
+            }
+        }
+    }
+
+    /// [`Prefilter::veto_ends`] for the bits `set` of word `w`.
+    #[inline(never)]
+    fn veto_ends_slow(&self, value: &[u8], scan: &mut [u64], w: u32, set: u64) {
+        let mut set = set;
+        while set != 0 {
+            let bit = w * 64 + set.trailing_zeros();
+            set &= set - 1;
+            let Ok(k) = self.ends.binary_search_by_key(&bit, |(b, _)| *b) else {
+                continue;
+            };
+            if !self.ends[k].1.may_end_without_newline(value) {
+                if let Some(x) = scan.get_mut(w as usize) {
+                    *x &= !(1 << (bit % 64));
+                }
+            }
+        }
     }
 
     /// Sets the bits of the rules whose anchored start matches `value` (see
@@ -377,12 +464,13 @@ impl Prefilter {
         }
     }
 
-    /// As [`Prefilter::scan_into`], with `value`'s presence set already known
-    /// (its bytes lower-cased, as [`bytes::presence`] gives them).
+    /// As [`Prefilter::scan_fresh_into`], with `value`'s presence set already
+    /// known (its bytes lower-cased, as [`bytes::presence`] gives them).
     pub fn scan_into_with_presence(&self, value: &[u8], presence: &[u64; 4], scan: &mut [u64]) {
         self.scan_with(self.ac.as_ref(), value, None, scan);
         self.add_presence_and_escape(presence, scan);
         self.add_anchored(value, scan);
+        self.veto_ends(value, scan);
     }
 
     #[inline(never)]
@@ -539,6 +627,12 @@ impl Prefilter {
         admitted
     }
 
+    /// Whether the rule with `bit` has an anchored end test (see
+    /// [`anchored_end`]).
+    pub fn has_end(&self, bit: u32) -> bool {
+        self.ends.iter().any(|(b, _)| *b == bit)
+    }
+
     /// The byte requirement of the rule with `bit`.
     pub fn byte_req(&self, bit: u32) -> Option<&ByteReq> {
         self.bytes.get(bit as usize).and_then(Option::as_ref)
@@ -549,6 +643,11 @@ impl Prefilter {
         self.ac.as_ref().map_or(0, Matcher::memory_usage)
             + self.long.as_ref().map_or(0, |l| l.ac.memory_usage())
             + self.anchored.memory_usage()
+            + self
+                .ends
+                .iter()
+                .map(|(_, e)| e.memory_usage())
+                .sum::<usize>()
     }
 
     /// Whether both automata are flat DFA tables, not the NFA fallback (tests).
@@ -687,6 +786,7 @@ mod tests {
             bytes: None,
             escape: None,
             anchored: None,
+            end: None,
         };
         let pf = Prefilter::build_tests(&[t(0, &["=", "select"]), t(1, &["x"]), t(2, &["union"])])
             .unwrap_or_else(|| panic!("tests"));
@@ -721,6 +821,7 @@ mod tests {
             },
             escape: escape.then_some([0; 4]),
             anchored: None,
+            end: None,
         };
         assert_eq!(
             t(Some(vec!["eval(", "env["]), false, false).min_match_len(),
@@ -758,6 +859,7 @@ mod tests {
             bytes: bytes::regex_bytes("<[a-z]"),
             escape: None,
             anchored: None,
+            end: None,
         });
         let pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
         let words = pf.scan_words();
@@ -796,6 +898,7 @@ mod tests {
                 bytes: None,
                 escape: None,
                 anchored: None,
+                end: None,
             })
             .collect()
     }
@@ -810,6 +913,7 @@ mod tests {
                 bytes: None,
                 escape: None,
                 anchored: None,
+                end: None,
             }))
             .collect();
         let mut pf = Prefilter::build_tests(&tests).unwrap_or_else(|| panic!("tests"));
@@ -880,6 +984,7 @@ mod tests {
             bytes: None,
             escape: None,
             anchored: None,
+            end: None,
         });
         let deleted = Transformation::RemoveWhitespace
             .deleted_bytes()
@@ -901,6 +1006,7 @@ mod tests {
                 bytes: None,
                 escape: None,
                 anchored: None,
+                end: None,
             })
             .collect();
         let mut other = Prefilter::build_tests(&many).unwrap_or_else(|| panic!("tests"));
@@ -1029,6 +1135,7 @@ mod tests {
             bytes: None,
             escape: required.escape,
             anchored: None,
+            end: None,
         }])
         .unwrap_or_else(|| panic!("tests"));
         let mut scan = Vec::new();
@@ -1067,6 +1174,7 @@ mod tests {
             bytes: None,
             escape,
             anchored: None,
+            end: None,
         };
         let pf = Prefilter::build_tests(&[test(3, quotes), test(70, quotes), test(5, backslash)])
             .unwrap_or_else(|| panic!("tests"));
@@ -1093,6 +1201,7 @@ mod tests {
                 bytes: bytes::regex_bytes("(?-u)[\\n\\r]"),
                 escape: None,
                 anchored: None,
+                end: None,
             },
             RuleTest {
                 bit: 1,
@@ -1100,6 +1209,7 @@ mod tests {
                 bytes: bytes::regex_bytes("(?-u)select.*\\("),
                 escape: None,
                 anchored: None,
+                end: None,
             },
         ])
         .unwrap_or_else(|| panic!("tests"));

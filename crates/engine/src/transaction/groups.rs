@@ -943,6 +943,7 @@ mod tests {
             bytes: None,
             escape: None,
             anchored: None,
+            end: None,
         };
         let pf = Prefilter::build_tests(&[rule]).unwrap_or_else(|| panic!("prefilter"));
         // The memo's scans, one after the other: slot 3's admits the rule, slot

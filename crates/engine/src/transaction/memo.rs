@@ -60,8 +60,28 @@ const DENSE_SLOTS: usize = 256;
 /// Longest value whose bytes are collected to pass over chains that leave it
 /// unchanged (see [`crate::transform::triggers`]).
 pub(crate) const PRESENCE_MAX: usize = 2048;
-/// `Link::bytes` of a row entry not computed yet.
-const ABSENT: u32 = u32::MAX - 1;
+/// `Link::bytes` of a row entry not computed yet, as stored: rows hold `bytes`
+/// plus 2 (wrapping), so that [`BASE`] is 1 and an absent entry all zeros, and a
+/// new row is filled by a memset.
+const STORED_ABSENT: u32 = 0;
+
+/// A link as a row stores it (see [`STORED_ABSENT`]).
+#[inline]
+fn stored(l: Link) -> Link {
+    Link {
+        bytes: l.bytes.wrapping_add(2),
+        ..l
+    }
+}
+
+/// A link as [`stored`] stored it.
+#[inline]
+fn unstored(l: Link) -> Link {
+    Link {
+        bytes: l.bytes.wrapping_sub(2),
+        ..l
+    }
+}
 
 /// `(slot, chain) -> Link`: a row per slot, indexed by chain id, for the first
 /// [`DENSE_SLOTS`] slots (a lookup is two indexings, and a transaction's rows are
@@ -102,7 +122,7 @@ impl LinkTable {
         if self.dense(slot, chain) {
             let r = self.row(slot)?;
             let l = self.entries[r + chain as usize];
-            (l.bytes != ABSENT).then_some(l)
+            (l.bytes != STORED_ABSENT).then(|| unstored(l))
         } else {
             self.spill.get(&(slot, chain)).copied()
         }
@@ -112,7 +132,8 @@ impl LinkTable {
     fn get_mut(&mut self, slot: u32, chain: ChainId) -> Option<&mut Link> {
         if self.dense(slot, chain) {
             let r = self.row(slot)?;
-            Some(&mut self.entries[r + chain as usize]).filter(|l| l.bytes != ABSENT)
+            // (Only `bits` is changed through it: `bytes` stays as stored.)
+            Some(&mut self.entries[r + chain as usize]).filter(|l| l.bytes != STORED_ABSENT)
         } else {
             self.spill.get_mut(&(slot, chain))
         }
@@ -131,10 +152,11 @@ impl LinkTable {
             Some(r) => r,
             None => {
                 let r = self.entries.len();
+                // All zeros (a memset): an absent entry's other fields are never read.
                 let absent = Link {
-                    bytes: ABSENT,
+                    bytes: STORED_ABSENT,
                     scan: 0,
-                    bits: UNSCANNED,
+                    bits: 0,
                 };
                 self.entries.resize(r + self.width, absent);
                 let i = slot as usize;
@@ -145,7 +167,7 @@ impl LinkTable {
                 r
             }
         };
-        self.entries[r + chain as usize] = link;
+        self.entries[r + chain as usize] = stored(link);
     }
 
     fn capacity_bytes(&self) -> usize {
@@ -541,6 +563,10 @@ impl TransformMemo {
                         self.presence[i] = Some(p);
                     }
                 }
+            } else if owner == 0 {
+                // A long raw value (anchored ends are tested on raw values'
+                // scans alone: only rules without transformations have them).
+                prefilter.scan_fresh_into(value, &mut bits[o..]);
             } else {
                 prefilter.scan_into(value, &mut bits[o..]);
             }
