@@ -18,11 +18,12 @@
 //! the value backwards from its last byte (usually a few bytes, until it
 //! dies). The suffix is the longest whose DFA fits in [`DFA_LIMIT`]: dropping
 //! leading parts only admits more. The DFA matches ASCII case-insensitively (a
-//! superset of the pattern's matches), because a scan may stand for a chain's
-//! result that differs from the scanned bytes in case only (see
-//! `TransformMemo::scan_unchanged`). The test only ever clears a bit the same
-//! scan set: a value with a line end, or on which the DFA quits (a Unicode word
-//! boundary), keeps it.
+//! superset of the pattern's matches, so it never rules out a case variant of a
+//! match). The test runs only on a fresh scan of one raw value (see
+//! `TransformMemo::scan_offset`), and only rules without transformations have
+//! one, so the bytes tested are the ones the rule reads; accumulating scans
+//! never clear a bit. A value with a line end, or on which the DFA quits (a
+//! Unicode word boundary), keeps the bit.
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
