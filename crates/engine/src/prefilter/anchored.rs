@@ -38,7 +38,7 @@ use regex_syntax::hir::Hir;
 
 /// Largest DFA built (and largest determinisation), in bytes: a larger one
 /// would cost load time (tens of milliseconds) and memory for one rule.
-const DFA_LIMIT: usize = 1 << 20;
+pub(super) const DFA_LIMIT: usize = 1 << 20;
 
 /// An anchored DFA for the branches of a pattern that begin with `^` (see the
 /// module notes).
@@ -46,7 +46,7 @@ const DFA_LIMIT: usize = 1 << 20;
 pub struct AnchoredStart {
     /// The DFA and its state at the start of a value; `None`: no match begins
     /// at the start.
-    dfa: Option<StartDfa>,
+    dfa: Option<AnchoredDfa>,
     /// What the DFA matches at the start (`None` with it).
     hir: Option<Hir>,
     /// That pattern as text (for equality).
@@ -61,23 +61,29 @@ impl PartialEq for AnchoredStart {
 
 impl Eq for AnchoredStart {}
 
-/// An anchored dense DFA and its state at the start of a value (no byte behind
-/// it: what `^` and `\b` see there), found once.
+/// An anchored dense DFA and its state where a run begins: at the start of a
+/// value (no byte behind it: what `^` and `\b` see there), or, built reversed
+/// for [`super::anchored_end`], at its end. Found once.
 #[derive(Debug, Clone)]
-struct StartDfa {
-    dfa: dense::DFA<Vec<u32>>,
-    start: StateID,
+pub(super) struct AnchoredDfa {
+    pub(super) dfa: dense::DFA<Vec<u32>>,
+    pub(super) start: StateID,
 }
 
-impl StartDfa {
-    /// The DFA of `hirs` (one pattern each), anchored; `None` when too large.
-    fn build(hirs: &[&Hir], kind: MatchKind) -> Option<StartDfa> {
+impl AnchoredDfa {
+    /// The DFA of `hirs` (one pattern each), anchored, of the reversed patterns
+    /// with `reverse`; `None` when too large.
+    pub(super) fn build(hirs: &[&Hir], kind: MatchKind, reverse: bool) -> Option<AnchoredDfa> {
+        let mut config = thompson::Config::new()
+            .utf8(false)
+            .reverse(reverse)
+            .nfa_size_limit(Some(DFA_LIMIT));
+        if reverse {
+            // (A reverse NFA has no capture states.)
+            config = config.which_captures(thompson::WhichCaptures::None);
+        }
         let nfa = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .utf8(false)
-                    .nfa_size_limit(Some(DFA_LIMIT)),
-            )
+            .configure(config)
             .build_many_from_hir(hirs)
             .ok()?;
         let dfa = dense::Builder::new()
@@ -95,6 +101,8 @@ impl StartDfa {
             )
             .build_from_nfa(&nfa)
             .ok()?;
+        // (Reversed, the "look-behind" byte is the one after the value's end:
+        // none either.)
         let start = dfa
             .start_state(
                 &start::Config::new()
@@ -102,7 +110,27 @@ impl StartDfa {
                     .look_behind(None),
             )
             .ok()?;
-        Some(StartDfa { dfa, start })
+        Some(AnchoredDfa { dfa, start })
+    }
+
+    /// Runs the DFA over `bytes` from its start: whether it reaches a match
+    /// (`true` also at a quit byte: it cannot tell), stopping where it dies.
+    #[inline]
+    pub(super) fn admits(&self, bytes: impl Iterator<Item = u8>) -> bool {
+        let dfa = &self.dfa;
+        let mut s = self.start;
+        for b in bytes {
+            s = dfa.next_state(s, b);
+            if dfa.is_special_state(s) {
+                if dfa.is_match_state(s) || dfa.is_quit_state(s) {
+                    return true;
+                }
+                if dfa.is_dead_state(s) {
+                    return false;
+                }
+            }
+        }
+        dfa.is_match_state(dfa.next_eoi_state(s))
     }
 }
 
@@ -110,7 +138,7 @@ impl AnchoredStart {
     /// The anchored DFA of `hir` (the `^` branches without their `^`, followed
     /// by the rest of the pattern); `None` when it would be too large.
     pub(crate) fn build(hir: &Hir) -> Option<AnchoredStart> {
-        let dfa = StartDfa::build(&[hir], MatchKind::LeftmostFirst)?;
+        let dfa = AnchoredDfa::build(&[hir], MatchKind::LeftmostFirst, false)?;
         Some(AnchoredStart {
             dfa: Some(dfa),
             hir: Some(hir.clone()),
@@ -130,22 +158,9 @@ impl AnchoredStart {
     /// Whether a match of the pattern begins at the start of `value` (`true`
     /// also when the DFA cannot tell: a quit byte).
     pub fn is_match(&self, value: &[u8]) -> bool {
-        let Some(StartDfa { dfa, start }) = &self.dfa else {
-            return false;
-        };
-        let mut s = *start;
-        for &b in value {
-            s = dfa.next_state(s, b);
-            if dfa.is_special_state(s) {
-                if dfa.is_match_state(s) || dfa.is_quit_state(s) {
-                    return true;
-                }
-                if dfa.is_dead_state(s) {
-                    return false;
-                }
-            }
-        }
-        dfa.is_match_state(dfa.next_eoi_state(s))
+        self.dfa
+            .as_ref()
+            .is_some_and(|d| d.admits(value.iter().copied()))
     }
 
     /// The pattern matched at the start.
@@ -166,7 +181,7 @@ pub(crate) struct AnchoredSet {
     /// The rules' bits and tests (those that can match).
     tests: Vec<(u32, std::sync::Arc<AnchoredStart>)>,
     /// Their DFA, pattern `i` being `tests[i]`'s.
-    all: Option<StartDfa>,
+    all: Option<AnchoredDfa>,
 }
 
 impl AnchoredSet {
@@ -177,7 +192,7 @@ impl AnchoredSet {
             [] | [_] => None,
             _ => {
                 let hirs: Vec<&Hir> = tests.iter().filter_map(|(_, t)| t.hir.as_ref()).collect();
-                StartDfa::build(&hirs, MatchKind::All)
+                AnchoredDfa::build(&hirs, MatchKind::All, false)
             }
         };
         AnchoredSet { tests, all }
@@ -192,7 +207,7 @@ impl AnchoredSet {
     /// Sets the bits of the rules whose test matches at the start of `value`
     /// (all of them at a quit byte).
     pub(crate) fn scan(&self, value: &[u8], scan: &mut [u64]) {
-        let Some(StartDfa { dfa, start }) = &self.all else {
+        let Some(AnchoredDfa { dfa, start }) = &self.all else {
             for (bit, t) in &self.tests {
                 if t.is_match(value) {
                     set_bit(scan, *bit);

@@ -16,7 +16,8 @@
 //! end: every match of the pattern in a value without `\n` ends at the value's
 //! end, and ends with a match of that suffix, which the DFA then finds reading
 //! the value backwards from its last byte (usually a few bytes, until it
-//! dies). The suffix is the longest whose DFA fits in [`DFA_LIMIT`]: dropping
+//! dies). The suffix is the longest whose DFA fits in
+//! [`super::anchored::DFA_LIMIT`]: dropping
 //! leading parts only admits more. The DFA matches ASCII case-insensitively (a
 //! superset of the pattern's matches, so it never rules out a case variant of a
 //! match). The test runs only on a fresh scan of one raw value (see
@@ -25,15 +26,11 @@
 //! never clear a bit. A value with a line end, or on which the DFA quits (a
 //! Unicode word boundary), keeps the bit.
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
-use regex_automata::nfa::thompson;
-use regex_automata::util::primitives::StateID;
-use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind};
+use regex_automata::dfa::Automaton;
+use regex_automata::MatchKind;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
-/// Largest DFA built (and largest determinisation), in bytes.
-const DFA_LIMIT: usize = 1 << 20;
+use super::anchored::AnchoredDfa;
 
 /// A test is kept only when at most this many of the 256 bytes can be a
 /// match's last byte: with more, it would take few bits out for its cost.
@@ -42,9 +39,8 @@ const LAST_BYTES_MAX: usize = 64;
 /// The reversed, anchored DFA of a pattern's suffix (see the module notes).
 #[derive(Debug, Clone)]
 pub struct AnchoredEnd {
-    dfa: dense::DFA<Vec<u32>>,
-    /// The state at the value's end (nothing after it).
-    start: StateID,
+    /// Reversed, anchored at the value's end.
+    dfa: AnchoredDfa,
     /// The suffix tested, as text (for equality and the plan).
     pattern: String,
 }
@@ -85,43 +81,9 @@ impl AnchoredEnd {
     }
 
     fn from_hir(hir: &Hir) -> Option<AnchoredEnd> {
-        let nfa = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .utf8(false)
-                    .reverse(true)
-                    // (A reverse NFA has no capture states.)
-                    .which_captures(thompson::WhichCaptures::None)
-                    .nfa_size_limit(Some(DFA_LIMIT)),
-            )
-            .build_from_hir(hir)
-            .ok()?;
-        let dfa = dense::Builder::new()
-            .configure(
-                dense::Config::new()
-                    .start_kind(StartKind::Anchored)
-                    .match_kind(MatchKind::All)
-                    .dfa_size_limit(Some(DFA_LIMIT))
-                    .determinize_size_limit(Some(DFA_LIMIT))
-                    .accelerate(false)
-                    // A Unicode word boundary makes non-ASCII bytes quit
-                    // bytes, on which the test keeps the bit.
-                    .unicode_word_boundary(true),
-            )
-            .build_from_nfa(&nfa)
-            .ok()?;
-        // Reversed, the "look-behind" byte is the one after the value's end:
-        // none.
-        let start = dfa
-            .start_state(
-                &start::Config::new()
-                    .anchored(Anchored::Yes)
-                    .look_behind(None),
-            )
-            .ok()?;
+        let dfa = AnchoredDfa::build(&[hir], MatchKind::All, true)?;
         Some(AnchoredEnd {
             dfa,
-            start,
             pattern: hir.to_string(),
         })
     }
@@ -129,8 +91,9 @@ impl AnchoredEnd {
     /// How many bytes can be a match's last byte (lead from the start state to
     /// a state that is not dead).
     fn last_bytes(&self) -> usize {
+        let AnchoredDfa { dfa, start } = &self.dfa;
         (0..=255u8)
-            .filter(|&b| !self.dfa.is_dead_state(self.dfa.next_state(self.start, b)))
+            .filter(|&b| !dfa.is_dead_state(dfa.next_state(*start, b)))
             .count()
     }
 
@@ -143,20 +106,7 @@ impl AnchoredEnd {
 
     /// [`AnchoredEnd::may_match`] for a value known to hold no `\n`.
     pub(crate) fn may_end_without_newline(&self, value: &[u8]) -> bool {
-        let dfa = &self.dfa;
-        let mut s = self.start;
-        for &b in value.iter().rev() {
-            s = dfa.next_state(s, b);
-            if dfa.is_special_state(s) {
-                if dfa.is_match_state(s) || dfa.is_quit_state(s) {
-                    return true;
-                }
-                if dfa.is_dead_state(s) {
-                    return false;
-                }
-            }
-        }
-        dfa.is_match_state(dfa.next_eoi_state(s))
+        self.dfa.admits(value.iter().rev().copied())
     }
 
     /// The suffix tested.
@@ -166,7 +116,7 @@ impl AnchoredEnd {
 
     /// Heap bytes of the DFA.
     pub fn memory_usage(&self) -> usize {
-        self.dfa.memory_usage()
+        self.dfa.dfa.memory_usage()
     }
 }
 
