@@ -457,6 +457,38 @@ impl Collection {
         }
     }
 
+    /// The position of a key known to hold no ASCII upper-case letter, through
+    /// `hint` when there is one (and keeping where the key was found in it): a
+    /// `setvar` that reads and then writes a member finds it once.
+    #[inline]
+    pub fn position_lower_with(&self, key: &[u8], hint: Option<&Hint>) -> Option<usize> {
+        debug_assert!(!key.iter().any(u8::is_ascii_uppercase));
+        if let Some(i) = digit_key(key).and_then(|d| self.digit_index(d)) {
+            return Some(i);
+        }
+        if let Some(i) = hint.and_then(|h| self.hinted_index(key, h)) {
+            return Some(i);
+        }
+        let i = self.vars.get_index_of(key)?;
+        if let Some(h) = hint {
+            h.set(i);
+        }
+        Some(i)
+    }
+
+    /// The value at position `i` (from [`Collection::position_lower_with`]).
+    #[inline]
+    pub fn value_at(&self, i: usize) -> Option<&[u8]> {
+        self.vars.get_index(i).map(|(_, v)| v.as_slice())
+    }
+
+    /// Sets the member at position `i` (from [`Collection::position_lower_with`],
+    /// with no change to the collection since) to `value`.
+    #[inline]
+    pub fn set_at(&mut self, i: usize, value: &[u8]) {
+        self.overwrite(i, value);
+    }
+
     /// Sets the member at position `i` (which exists) to `value`, recording the
     /// change against the baseline.
     fn overwrite(&mut self, i: usize, value: &[u8]) {

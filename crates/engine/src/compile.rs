@@ -948,7 +948,7 @@ impl Compiler<'_> {
             &file,
             (op_name, &argument, rule.operator.negated),
         );
-        Some(Rule {
+        let mut compiled = Rule {
             id: if starter { chain_id } else { 0 },
             chain_id,
             phase,
@@ -993,7 +993,10 @@ impl Compiler<'_> {
             defer_log: false,
             index: 0,
             sanitise,
-        })
+            match_actions: false,
+        };
+        compiled.match_actions = compiled.has_match_actions();
+        Some(compiled)
     }
 
     /// The `(prefix, URI)` bindings of a rule's `xmlns:prefix=URI` actions, in

@@ -533,6 +533,25 @@ pub struct Rule {
     pub defer_log: bool,
     /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
     pub sanitise: Vec<(&'static str, Option<MacroString>)>,
+    /// Whether it has one of the actions a full match runs before logging
+    /// (`ctl`, `initcol`, `setsid`, `setuid`, `sanitise*`, `setenv`,
+    /// `expirevar`; see [`Rule::has_match_actions`]): most rules have none, and
+    /// their matches pass over the lists with one test.
+    pub match_actions: bool,
+}
+
+impl Rule {
+    /// Whether it has a `ctl`, `initcol`, `setsid`, `setuid`, `sanitise*`,
+    /// `setenv` or `expirevar` action (what [`Rule::match_actions`] keeps).
+    pub fn has_match_actions(&self) -> bool {
+        !self.ctls.is_empty()
+            || !self.initcols.is_empty()
+            || self.setsid.is_some()
+            || self.setuid.is_some()
+            || !self.sanitise.is_empty()
+            || !self.setenvs.is_empty()
+            || !self.expirevars.is_empty()
+    }
 }
 
 /// One step of a phase.

@@ -11,7 +11,7 @@ use super::resolve::Src;
 use super::{Allowed, Intervention, Sanitise, Transaction};
 use crate::audit::MatchedRule;
 use crate::collection::{now_unix, Collection};
-use crate::macros::MacroString;
+use crate::macros::{MacroString, Part};
 use crate::operator;
 use crate::rule::{AllowScope, CompiledOp, CtlAction, Disruptive, Rule, RuleIdx, Step};
 use crate::variable::Var;
@@ -1030,8 +1030,16 @@ impl Transaction {
 
     /// Whether a `ctl` exclusion of this transaction may apply to `rule` (the
     /// `ruleRemoveTargetByMsg` ones: whenever the rule has a message).
+    #[inline]
     pub(super) fn ctl_exclusions_apply(&self, rule: &Rule) -> bool {
         let s = &self.state;
+        // Most transactions run no `ctl` target removal: three length tests.
+        if s.removed_targets_by_id.is_empty()
+            && s.removed_targets_by_tag.is_empty()
+            && s.removed_targets_by_msg.is_empty()
+        {
+            return false;
+        }
         s.removed_targets_by_id
             .iter()
             .any(|(ids, _)| ids.iter().any(|r| r.contains(rule.chain_id)))
@@ -1136,41 +1144,85 @@ impl Transaction {
                     }
                 }
             };
-            value.clear();
-            match sv.value.literal() {
-                Some(l) => value.extend_from_slice(l),
-                None => self.expand(&sv.value, Some(rule), &mut value),
-            }
-            let Some(col) = self.collection_mut(sv.collection) else {
-                continue;
-            };
             // A literal key's position hint (a key from macros has none).
             let hint = sv.key_literal.as_ref().map(|_| &sv.hint);
             match sv.op {
-                SetVarOp::Set | SetVarOp::Flag => {
-                    let v = if sv.op == SetVarOp::Set {
-                        &value[..]
-                    } else {
-                        b"1"
-                    };
-                    col.set_lower_with(key, v, hint);
-                }
-                SetVarOp::Unset => col.remove(&String::from_utf8_lossy(key)),
                 SetVarOp::Add | SetVarOp::Sub => {
-                    let a = parse_int(col.get_lower_with(key, hint).unwrap_or(b"0"));
-                    let b = parse_int(&value);
+                    let b = self.setvar_operand(sv, rule, &mut value);
+                    let Some(col) = self.collection_mut(sv.collection) else {
+                        continue;
+                    };
+                    // The member found once, read and written in place.
+                    let at = col.position_lower_with(key, hint);
+                    let a = parse_int(at.and_then(|i| col.value_at(i)).unwrap_or(b"0"));
                     let r = if sv.op == SetVarOp::Add {
                         a.saturating_add(b)
                     } else {
                         a.saturating_sub(b)
                     };
                     let mut digits = [0u8; 20];
-                    col.set_lower_with(key, format_int(r, &mut digits), hint);
+                    let r = format_int(r, &mut digits);
+                    match at {
+                        Some(i) => col.set_at(i, r),
+                        None => col.set_lower_with(key, r, hint),
+                    }
+                }
+                SetVarOp::Set => {
+                    match sv.value.literal() {
+                        Some(l) => {
+                            value.clear();
+                            value.extend_from_slice(l);
+                        }
+                        None => self.expand(&sv.value, Some(rule), &mut value),
+                    }
+                    if let Some(col) = self.collection_mut(sv.collection) {
+                        col.set_lower_with(key, &value, hint);
+                    }
+                }
+                SetVarOp::Flag => {
+                    if let Some(col) = self.collection_mut(sv.collection) {
+                        col.set_lower_with(key, b"1", hint);
+                    }
+                }
+                SetVarOp::Unset => {
+                    if let Some(col) = self.collection_mut(sv.collection) {
+                        col.remove(&String::from_utf8_lossy(key));
+                    }
                 }
             }
         }
         self.work.setvar_buf = value;
         self.work.setvar_key = raw;
+    }
+
+    /// A `setvar:'key=+VALUE'` operand as a number: what [`parse_int`] reads of
+    /// the expanded value, without expanding it into `buf` when it is a literal
+    /// or one TX member (`=+%{tx.inbound_anomaly_score_pl1}`).
+    #[inline]
+    fn setvar_operand(
+        &self,
+        sv: &crate::rule::SetVarAction,
+        rule: &Rule,
+        buf: &mut Vec<u8>,
+    ) -> i64 {
+        match sv.value.parts() {
+            [] => 0,
+            [Part::Literal(l)] => parse_int(l),
+            [Part::Var {
+                var: Var::Tx,
+                key: Some(k),
+                hint,
+            }] => parse_int(
+                self.state
+                    .tx
+                    .get_lower_hinted(k.as_bytes(), hint)
+                    .unwrap_or_default(),
+            ),
+            _ => {
+                self.expand(&sv.value, Some(rule), buf);
+                parse_int(buf)
+            }
+        }
     }
 
     /// A logged rule's `msg` and `logdata`, expanded now (empty when not
@@ -1186,6 +1238,20 @@ impl Transaction {
 
     /// Effects after the whole chain matched, for one link (`rule`).
     fn after_full_match(&mut self, program: &crate::Program, rule: &Rule) {
+        debug_assert_eq!(rule.match_actions, rule.has_match_actions());
+        if rule.match_actions {
+            self.run_match_actions(rule);
+        }
+        if rule.id == 0 {
+            return; // chain link: logging and disruption belong to the starter
+        }
+        self.after_starter_match(program, rule);
+    }
+
+    /// A full match's `ctl`, `initcol`, `setsid`, `setuid`, `sanitise*`,
+    /// `setenv` and `expirevar` actions, in that order.
+    #[inline(never)]
+    fn run_match_actions(&mut self, rule: &Rule) {
         for ctl in &rule.ctls {
             self.apply_ctl(ctl);
         }
@@ -1219,9 +1285,10 @@ impl Transaction {
                 c.expire(&k, now_unix() + s);
             }
         }
-        if rule.id == 0 {
-            return; // chain link: logging and disruption belong to the starter
-        }
+    }
+
+    /// A full match's logging and disruption, for a chain starter (`rule`).
+    fn after_starter_match(&mut self, program: &crate::Program, rule: &Rule) {
         if let Some(sev) = rule.meta.severity {
             self.state.highest_severity =
                 Some(self.state.highest_severity.map_or(sev, |h| h.min(sev)));
