@@ -630,7 +630,8 @@ impl Prefilter {
     /// Whether the rule with `bit` has an anchored end test (see
     /// [`anchored_end`]).
     pub fn has_end(&self, bit: u32) -> bool {
-        self.ends.iter().any(|(b, _)| *b == bit)
+        // (`ends` is sorted by bit, as `veto_ends_slow` searches it.)
+        self.ends.binary_search_by_key(&bit, |(b, _)| *b).is_ok()
     }
 
     /// The byte requirement of the rule with `bit`.
