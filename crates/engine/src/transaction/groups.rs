@@ -769,16 +769,17 @@ impl Transaction {
     /// (the class's maybe sets stand in for them), and every group holding it
     /// that it does not cover holds another class that has such a value.
     ///
-    /// Fills `unknown_at`, by position in the plan: whether each such group's
-    /// union is unknown (as [`Admission::group_unknown`] then finds; `false`
-    /// for the other groups).
+    /// Sets in the stop mask `mask` the steps of each group not covered whose
+    /// union is unknown, and of the others their steps without a prefilter bit
+    /// (the admitted bits set the rest: see `Transaction::make_stops`); one
+    /// pass over the groups stamps and marks them.
     pub(super) fn admit_phase(
         &mut self,
         program: &crate::Program,
         pf: &Prefilter,
         plan: &crate::step_stops::StopPlan,
         covered: &[bool],
-        unknown_at: &mut Vec<bool>,
+        mask: &mut [u64],
     ) {
         let xml = self.xml.is_some() || self.xml_failed;
         // Whether every class chain was merged (`false`: group by group).
@@ -814,8 +815,6 @@ impl Transaction {
             }
         }
         let epoch = self.work.admission.epoch;
-        unknown_at.clear();
-        unknown_at.resize(plan.groups.len(), false);
         let stamped = program.classes.groups.len();
         let a = &mut self.work.admission;
         if a.groups.len() < stamped {
@@ -824,46 +823,54 @@ impl Transaction {
         let single = plan.single_word_masks();
         let unknown_word = a.unknown.first().copied().unwrap_or(0);
         for (k, (pg, &c)) in plan.groups.iter().zip(covered).enumerate() {
-            if c || !plan.has_bits(pg) {
+            if c {
                 continue;
             }
-            let g = pg.group as usize;
-            let a = &mut self.work.admission;
-            match a.groups.get(g) {
-                Some(&(e, u)) if e == epoch => {
-                    unknown_at[k] = u;
-                    continue;
-                }
-                Some(_) if known && g < stamped => {
-                    // Every class chain merged: the group's union is unknown
-                    // as `plan_unknown` finds, from the plan's copy of the
-                    // group's flags and class mask (one word for the CRS). A
-                    // helper shared with `plan_unknown` over `group_mask`'s
-                    // slice per group cost about 1.6k instructions more per
-                    // request (R0-R2, session 60).
-                    let classes = match single {
-                        Some(masks) => masks.get(k).is_some_and(|m| m & unknown_word != 0),
-                        None => plan
-                            .group_mask(k)
-                            .iter()
-                            .zip(&a.unknown)
-                            .any(|(m, u)| m & u != 0),
-                    };
-                    let unknown = pg.unclassed || (pg.xml && xml) || classes;
-                    a.groups[g] = (epoch, unknown);
-                    unknown_at[k] = unknown;
-                    #[cfg(debug_assertions)]
-                    if let Some(gp) = program.classes.groups.get(g) {
-                        assert_eq!(unknown, self.plan_unknown(gp));
+            // Unknown: every gated rule stops; otherwise those without a bit
+            // to test (the admitted bits add the others).
+            let unknown = plan.has_bits(pg) && {
+                let g = pg.group as usize;
+                let a = &mut self.work.admission;
+                match a.groups.get(g) {
+                    Some(&(e, u)) if e == epoch => u,
+                    Some(_) if known && g < stamped => {
+                        // Every class chain merged: the group's union is unknown
+                        // as `plan_unknown` finds, from the plan's copy of the
+                        // group's flags and class mask (one word for the CRS). A
+                        // helper shared with `plan_unknown` over `group_mask`'s
+                        // slice per group cost about 1.6k instructions more per
+                        // request (R0-R2, session 60).
+                        let classes = match single {
+                            Some(masks) => masks.get(k).is_some_and(|m| m & unknown_word != 0),
+                            None => plan
+                                .group_mask(k)
+                                .iter()
+                                .zip(&a.unknown)
+                                .any(|(m, u)| m & u != 0),
+                        };
+                        let unknown = pg.unclassed || (pg.xml && xml) || classes;
+                        a.groups[g] = (epoch, unknown);
+                        #[cfg(debug_assertions)]
+                        if let Some(gp) = program.classes.groups.get(g) {
+                            assert_eq!(unknown, self.plan_unknown(gp));
+                        }
+                        unknown
+                    }
+                    _ => {
+                        if a.groups.len() <= g {
+                            a.groups.resize(g + 1, (0, false));
+                        }
+                        self.admit_group(program, pf, g);
+                        self.work.admission.groups[g].1
                     }
                 }
-                _ => {
-                    if a.groups.len() <= g {
-                        a.groups.resize(g + 1, (0, false));
-                    }
-                    self.admit_group(program, pf, g);
-                    unknown_at[k] = self.work.admission.groups[g].1;
-                }
+            };
+            debug_assert_eq!(
+                unknown,
+                plan.has_bits(pg) && self.work.admission.group_unknown(pg.group)
+            );
+            for &s in plan.group_steps(pg, unknown) {
+                crate::step_stops::set(mask, s);
             }
         }
     }

@@ -31,11 +31,8 @@ pub(crate) struct Stops {
     stamp: Option<(u64, u8, bool)>,
     /// A bit per step of the phase.
     mask: Vec<u64>,
-    /// Per group of the phase (in plan order): the cached values cover it ...
+    /// Per group of the phase (in plan order): the cached values cover it.
     covered: Vec<bool>,
-    /// ... and, for one with a prefilter bit they do not cover, its union is
-    /// unknown (see `Transaction::admit_phase`).
-    unknown: Vec<bool>,
 }
 
 impl Stops {
@@ -46,7 +43,7 @@ impl Stops {
 
     /// Heap bytes held (for the pool's size bound).
     pub(crate) fn capacity_bytes(&self) -> usize {
-        self.mask.capacity() * 8 + self.covered.capacity() + self.unknown.capacity()
+        self.mask.capacity() * 8 + self.covered.capacity()
     }
 }
 
@@ -151,24 +148,13 @@ impl Transaction {
         }
         // A group the cached values cover needs no union: its rules stop only
         // by their maybe sets. Nor does one whose rules have no prefilter bit
-        // (every union admits them).
-        let mut unknown_at = std::mem::take(&mut self.work.stops.unknown);
-        self.admit_phase(program, pf, plan, &covered, &mut unknown_at);
+        // (every union admits them). The groups' steps are marked as they are
+        // merged.
         let mut mask = std::mem::take(&mut self.work.stops.mask);
         mask.clear();
         mask.extend_from_slice(&plan.fixed);
+        self.admit_phase(program, pf, plan, &covered, &mut mask);
         let a = &self.work.admission;
-        for ((pg, &c), &u) in plan.groups.iter().zip(&covered).zip(&unknown_at) {
-            if c {
-                continue;
-            }
-            // Unknown: every gated rule; otherwise those without a bit to test.
-            let unknown = plan.has_bits(pg) && u;
-            debug_assert_eq!(unknown, plan.has_bits(pg) && a.group_unknown(pg.group));
-            for &s in plan.group_steps(pg, unknown) {
-                set(&mut mask, s);
-            }
-        }
         let bits = a.admitted_bits();
         for (w, (&word, &m)) in bits.iter().zip(&plan.bit_mask).enumerate() {
             let mut word = word & m;
@@ -196,6 +182,5 @@ impl Transaction {
         }
         self.work.stops.mask = mask;
         self.work.stops.covered = covered;
-        self.work.stops.unknown = unknown_at;
     }
 }
