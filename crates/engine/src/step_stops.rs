@@ -227,6 +227,13 @@ impl StopPlan {
         g.len > g.nobit
     }
 
+    /// Whether a group has gated steps without a prefilter bit (without the
+    /// result cache, none: such rules join no group).
+    #[inline]
+    pub fn has_nobit(&self, g: &PhaseGroup) -> bool {
+        g.nobit > 0
+    }
+
     /// A group's gated steps: all of them, or only those without a prefilter bit.
     #[inline]
     pub fn group_steps(&self, g: &PhaseGroup, all: bool) -> &[u32] {

@@ -869,8 +869,10 @@ impl Transaction {
                 unknown,
                 plan.has_bits(pg) && self.work.admission.group_unknown(pg.group)
             );
-            for &s in plan.group_steps(pg, unknown) {
-                crate::step_stops::set(mask, s);
+            if unknown || plan.has_nobit(pg) {
+                for &s in plan.group_steps(pg, unknown) {
+                    crate::step_stops::set(mask, s);
+                }
             }
         }
     }
