@@ -1168,15 +1168,16 @@ impl Transaction {
                     }
                 }
                 SetVarOp::Set => {
-                    match sv.value.literal() {
-                        Some(l) => {
-                            value.clear();
-                            value.extend_from_slice(l);
+                    // A literal is written from the rule, not copied first.
+                    let v = match sv.value.literal() {
+                        Some(l) => l,
+                        None => {
+                            self.expand(&sv.value, Some(rule), &mut value);
+                            &value[..]
                         }
-                        None => self.expand(&sv.value, Some(rule), &mut value),
-                    }
+                    };
                     if let Some(col) = self.collection_mut(sv.collection) {
-                        col.set_lower_with(key, &value, hint);
+                        col.set_lower_with(key, v, hint);
                     }
                 }
                 SetVarOp::Flag => {
