@@ -60,6 +60,21 @@ pub struct StopPlan {
     /// `class_chains`, which are in class order, so that a class without a
     /// value is passed over with one test, not one per chain.
     pub class_runs: Vec<(u32, u32, u32)>,
+    /// The groups (positions in `groups`) whose steps the mask may take from
+    /// the group rather than from the admitted bits (see
+    /// `Transaction::admit_phase`), so that a mask is made without visiting
+    /// the others: those with a gated step without a prefilter bit ...
+    pub nobit_groups: Vec<u32>,
+    /// ... those with a prefilter bit whose union is unknown whatever the
+    /// data (unclassed) ...
+    pub unclassed_groups: Vec<u32>,
+    /// ... those with a prefilter bit reading `XML` (unknown when there is a
+    /// document or it failed) ...
+    pub xml_groups: Vec<u32>,
+    /// ... and per class, those with a prefilter bit reading it (unknown when
+    /// the class is), as (start, length) in `class_group_list`.
+    class_group_runs: Vec<(u32, u32)>,
+    class_group_list: Vec<u32>,
 }
 
 /// A group with gated rules in a phase.
@@ -173,6 +188,7 @@ impl StopPlan {
             plan.group_masks.extend(mask);
             plan.group_masks.resize(at + plan.mask_words, 0);
         }
+        plan.index_groups();
         plan.class_chains = chains
             .into_iter()
             .map(|((cc, class), xml)| (cc, class, xml))
@@ -186,6 +202,60 @@ impl StopPlan {
             }
         }
         plan
+    }
+
+    /// Fills the lists of groups by what may make them mark their steps
+    /// (`nobit_groups`, `unclassed_groups`, `xml_groups`, the groups per class).
+    fn index_groups(&mut self) {
+        let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); self.mask_words * 64];
+        for (k, g) in self.groups.iter().enumerate() {
+            let k = k as u32;
+            if g.nobit > 0 {
+                self.nobit_groups.push(k);
+            }
+            if g.len == g.nobit {
+                continue;
+            }
+            if g.unclassed {
+                self.unclassed_groups.push(k);
+                continue;
+            }
+            if g.xml {
+                self.xml_groups.push(k);
+            }
+            let w = self.mask_words;
+            let mask = self.group_masks.get(k as usize * w..(k as usize + 1) * w);
+            for (wi, &word) in mask.unwrap_or_default().iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let c = wi * 64 + word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    if let Some(list) = by_class.get_mut(c) {
+                        list.push(k);
+                    }
+                }
+            }
+        }
+        for list in by_class {
+            self.class_group_runs
+                .push((self.class_group_list.len() as u32, list.len() as u32));
+            self.class_group_list.extend(list);
+        }
+    }
+
+    /// The groups (positions) with a prefilter bit reading class `class`.
+    #[inline]
+    pub fn class_groups(&self, class: usize) -> &[u32] {
+        let (start, len) = self.class_group_runs.get(class).copied().unwrap_or((0, 0));
+        self.class_group_list
+            .get(start as usize..(start + len) as usize)
+            .unwrap_or_default()
+    }
+
+    /// The group at position `k`.
+    #[inline]
+    pub fn group_at(&self, k: u32) -> Option<&PhaseGroup> {
+        self.groups.get(k as usize)
     }
 
     /// The groups' class masks, one word each, when masks are one word.

@@ -93,15 +93,6 @@ impl Admission {
         self.epoch
     }
 
-    /// Whether group `g`'s union is unknown (also when the group is not merged
-    /// in this epoch).
-    #[inline]
-    pub(crate) fn group_unknown(&self, g: u32) -> bool {
-        self.groups
-            .get(g as usize)
-            .is_none_or(|&(e, u)| e != self.epoch || u)
-    }
-
     /// With the result cache, settled: whether the cached values cover a group
     /// that is `(unclassed, read through an XML document)` and reads the classes
     /// of `class_mask` — every value of them cached and known.
@@ -771,8 +762,11 @@ impl Transaction {
     ///
     /// Sets in the stop mask `mask` the steps of each group not covered whose
     /// union is unknown, and of the others their steps without a prefilter bit
-    /// (the admitted bits set the rest: see `Transaction::make_stops`); one
-    /// pass over the groups stamps and marks them.
+    /// (the admitted bits set the rest: see `Transaction::make_stops`). When
+    /// every class chain was merged, only the groups the plan lists as able to
+    /// mark steps are visited, and none is stamped (see
+    /// [`Transaction::mark_known_groups`]); otherwise every group is merged and
+    /// stamped in turn.
     pub(super) fn admit_phase(
         &mut self,
         program: &crate::Program,
@@ -814,15 +808,121 @@ impl Transaction {
                 }
             }
         }
-        let epoch = self.work.admission.epoch;
-        let stamped = program.classes.groups.len();
-        let a = &mut self.work.admission;
-        if a.groups.len() < stamped {
-            a.groups.resize(stamped, (0, false));
+        if known {
+            self.mark_known_groups(plan, covered, xml, mask);
+            #[cfg(debug_assertions)]
+            self.check_known_marks(program, plan, covered, mask);
+        } else {
+            self.stamp_groups(program, pf, plan, covered, mask);
         }
-        let single = plan.single_word_masks();
-        let unknown_word = a.unknown.first().copied().unwrap_or(0);
-        for (k, (pg, &c)) in plan.groups.iter().zip(covered).enumerate() {
+    }
+
+    /// The marks of [`Transaction::admit_phase`] when every class chain was
+    /// merged, from the plan's lists of the groups that may mark steps: those
+    /// with gated steps without a prefilter bit, and the groups with a bit
+    /// whose union is unknown (unclassed, reading `XML` when there is a
+    /// document, or reading a class that is unknown). The others mark nothing
+    /// and are not visited; they are not stamped either: a rule's group test
+    /// merges its group then (`Transaction::admit_group`, which finds every
+    /// chain merged and the union unknown exactly when a list here holds the
+    /// group).
+    #[inline]
+    fn mark_known_groups(
+        &self,
+        plan: &crate::step_stops::StopPlan,
+        covered: &[bool],
+        xml: bool,
+        mask: &mut [u64],
+    ) {
+        let open = |k: u32| !covered.get(k as usize).copied().unwrap_or(false);
+        let mut mark = |k: u32, all: bool| {
+            if let Some(pg) = plan.group_at(k) {
+                for &s in plan.group_steps(pg, all) {
+                    crate::step_stops::set(mask, s);
+                }
+            }
+        };
+        for &k in &plan.nobit_groups {
+            if open(k) {
+                mark(k, false);
+            }
+        }
+        for &k in &plan.unclassed_groups {
+            if open(k) {
+                mark(k, true);
+            }
+        }
+        if xml {
+            for &k in &plan.xml_groups {
+                if open(k) {
+                    mark(k, true);
+                }
+            }
+        }
+        for (w, &word) in self.work.admission.unknown.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let class = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                for &k in plan.class_groups(class) {
+                    if open(k) {
+                        mark(k, true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks the marks of [`Transaction::mark_known_groups`] against the
+    /// groups one by one, each group's union unknown as `plan_unknown` finds
+    /// (debug builds; nothing is stamped).
+    #[cfg(debug_assertions)]
+    fn check_known_marks(
+        &self,
+        program: &crate::Program,
+        plan: &crate::step_stops::StopPlan,
+        covered: &[bool],
+        mask: &[u64],
+    ) {
+        let mut each = vec![0u64; mask.len()];
+        for (pg, &c) in plan.groups.iter().zip(covered) {
+            if c {
+                continue;
+            }
+            let unknown = plan.has_bits(pg)
+                && program
+                    .classes
+                    .groups
+                    .get(pg.group as usize)
+                    .is_none_or(|gp| self.plan_unknown(gp));
+            if unknown || plan.has_nobit(pg) {
+                for &s in plan.group_steps(pg, unknown) {
+                    crate::step_stops::set(&mut each, s);
+                }
+            }
+        }
+        // The mask holds the plan's fixed steps and the groups' marks.
+        let expected: Vec<u64> = each
+            .iter()
+            .zip(plan.fixed.iter().chain(std::iter::repeat(&0)))
+            .map(|(e, f)| e | f)
+            .collect();
+        assert_eq!(mask, &expected[..], "the listed groups mark other steps");
+    }
+
+    /// The marks of [`Transaction::admit_phase`] group by group, each group
+    /// with a prefilter bit merged and stamped (`admit_group`), when not every
+    /// class chain could be merged.
+    fn stamp_groups(
+        &mut self,
+        program: &crate::Program,
+        pf: &Prefilter,
+        plan: &crate::step_stops::StopPlan,
+        covered: &[bool],
+        mask: &mut [u64],
+    ) {
+        let epoch = self.work.admission.epoch;
+        for (pg, &c) in plan.groups.iter().zip(covered) {
             if c {
                 continue;
             }
@@ -833,29 +933,6 @@ impl Transaction {
                 let a = &mut self.work.admission;
                 match a.groups.get(g) {
                     Some(&(e, u)) if e == epoch => u,
-                    Some(_) if known && g < stamped => {
-                        // Every class chain merged: the group's union is unknown
-                        // as `plan_unknown` finds, from the plan's copy of the
-                        // group's flags and class mask (one word for the CRS). A
-                        // helper shared with `plan_unknown` over `group_mask`'s
-                        // slice per group cost about 1.6k instructions more per
-                        // request (R0-R2, session 60).
-                        let classes = match single {
-                            Some(masks) => masks.get(k).is_some_and(|m| m & unknown_word != 0),
-                            None => plan
-                                .group_mask(k)
-                                .iter()
-                                .zip(&a.unknown)
-                                .any(|(m, u)| m & u != 0),
-                        };
-                        let unknown = pg.unclassed || (pg.xml && xml) || classes;
-                        a.groups[g] = (epoch, unknown);
-                        #[cfg(debug_assertions)]
-                        if let Some(gp) = program.classes.groups.get(g) {
-                            assert_eq!(unknown, self.plan_unknown(gp));
-                        }
-                        unknown
-                    }
                     _ => {
                         if a.groups.len() <= g {
                             a.groups.resize(g + 1, (0, false));
@@ -865,10 +942,6 @@ impl Transaction {
                     }
                 }
             };
-            debug_assert_eq!(
-                unknown,
-                plan.has_bits(pg) && self.work.admission.group_unknown(pg.group)
-            );
             if unknown || plan.has_nobit(pg) {
                 for &s in plan.group_steps(pg, unknown) {
                     crate::step_stops::set(mask, s);
