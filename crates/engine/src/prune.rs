@@ -47,18 +47,25 @@ pub struct StaticResult {
     /// action and no chain, as CRS's paranoia-level gates): the rule loop applies
     /// it without evaluating the rule.
     pub plain: bool,
+    /// As `plain` but for the rule's `setvar`s, which each match runs after
+    /// adding its MATCHED_VARS entry (CRS's anomaly-score sums, such as
+    /// 949052's `tx.blocking_inbound_anomaly_score=+%{tx.inbound_anomaly_score_pl1}`
+    /// behind a paranoia-level test that always holds): the rule loop applies
+    /// those effects without evaluating the rule. Unlike a plain match, such a
+    /// match may change a score, so the loop still tests an early exit after it
+    /// and no pass goes over it.
+    pub setvars_only: bool,
 }
 
 impl StaticResult {
     /// `rule`'s folded result `matches`.
     fn of(rule: &crate::rule::Rule, matches: Vec<(String, Vec<u8>)>) -> StaticResult {
-        let plain = rule.chain_next.is_none()
+        let quiet = rule.chain_next.is_none()
             && rule.id != 0
             && !rule.unconditional
             && !rule.capture
             && !rule.log
             && rule.disruptive == crate::rule::Disruptive::Pass
-            && rule.setvars.is_empty()
             && rule.ctls.is_empty()
             && rule.initcols.is_empty()
             && rule.setsid.is_none()
@@ -66,7 +73,11 @@ impl StaticResult {
             && rule.setenvs.is_empty()
             && rule.expirevars.is_empty()
             && rule.sanitise.is_empty();
-        StaticResult { matches, plain }
+        StaticResult {
+            matches,
+            plain: quiet && rule.setvars.is_empty(),
+            setvars_only: quiet && !rule.setvars.is_empty(),
+        }
     }
 }
 

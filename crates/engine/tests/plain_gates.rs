@@ -1,7 +1,7 @@
 //! Folded rules whose match only sets MATCHED_VAR(S) and HIGHEST_SEVERITY (CRS's
-//! paranoia-level gates) are applied by the rule loop without being evaluated:
-//! the rules after them see the same MATCHED_VARS and severity as with plain
-//! evaluation.
+//! paranoia-level gates), or that and `setvar`s (CRS's anomaly-score sums), are
+//! applied by the rule loop without being evaluated: the rules after them see
+//! the same MATCHED_VARS, severity and TX as with plain evaluation.
 
 use std::sync::Arc;
 
@@ -256,5 +256,35 @@ fn a_pass_takes_no_jump_at_a_gate_a_ctl_removed() {
         assert_eq!(got, run(&plain, uri), "{uri}");
         let want: Vec<(u32, String)> = want.iter().map(|&(i, m)| (i, m.to_string())).collect();
         assert_eq!(got, (status, want), "{uri}");
+    }
+}
+
+/// Folded matches whose only other effects are `setvar`s (CRS's anomaly-score
+/// sums, 949052 and the like) are applied by the rule loop too: each match's
+/// entry, then the `setvar`s, which read it (`%{MATCHED_VAR}`). Adding a zero
+/// score leaves a member as it is, and one not written as its number (`007`)
+/// is written as the sum's number, as evaluation writes it.
+const SUMS: &str = "SecRuleEngine On\n\
+SecAction \"id:1,phase:1,pass,nolog,setvar:tx.level=1,setvar:tx.odd=007,setvar:tx.total=0\"\n\
+SecRule ARGS:q \"@streq bad\" \"id:2,phase:2,pass,nolog,setvar:tx.score=+5\"\n\
+SecRule TX:level \"@ge 1\" \"id:3,phase:2,pass,nolog,setvar:'tx.total=+%{tx.score}',setvar:'tx.odd=+%{tx.score}',setvar:'tx.seen=%{MATCHED_VAR_NAME}=%{MATCHED_VAR}'\"\n\
+SecRule TX:level \"@ge 1\" \"id:4,phase:2,pass,nolog,setvar:'tx.total=+%{tx.score}'\"\n\
+SecRule TX:total \"@ge 10\" \"id:5,phase:2,deny,status:403,msg:'total %{tx.total}'\"\n\
+SecRule TX:odd \"@rx ^\\d+$\" \"id:6,phase:2,pass,log,msg:'odd %{tx.odd}, seen %{tx.seen}'\"\n";
+
+#[test]
+fn folded_score_sums_are_applied_by_the_rule_loop() {
+    let (optimised, plain) = optimised_and_plain("sums.conf", SUMS);
+    for id in [3, 4] {
+        let sum = folded(&optimised, id);
+        assert!(sum.setvars_only && !sum.plain, "rule {id}");
+    }
+    for (uri, want) in [
+        ("/", (200, vec![(6, "odd 7, seen TX:level=1".to_string())])),
+        ("/?q=bad", (403, vec![(5, "total 10".to_string())])),
+    ] {
+        let got = run(&optimised, uri);
+        assert_eq!(got, run(&plain, uri), "{uri}");
+        assert_eq!(got, want, "{uri}");
     }
 }
