@@ -207,35 +207,35 @@ impl StopPlan {
     /// Fills the lists of groups by what may make them mark their steps
     /// (`nobit_groups`, `unclassed_groups`, `xml_groups`, the groups per class).
     fn index_groups(&mut self) {
+        let (mut nobit, mut unclassed, mut xml) = (Vec::new(), Vec::new(), Vec::new());
         let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); self.mask_words * 64];
         for (k, g) in self.groups.iter().enumerate() {
-            let k = k as u32;
+            let pos = k as u32;
             if g.nobit > 0 {
-                self.nobit_groups.push(k);
+                nobit.push(pos);
             }
-            if g.len == g.nobit {
+            if !self.has_bits(g) {
                 continue;
             }
             if g.unclassed {
-                self.unclassed_groups.push(k);
+                unclassed.push(pos);
                 continue;
             }
             if g.xml {
-                self.xml_groups.push(k);
+                xml.push(pos);
             }
-            let w = self.mask_words;
-            let mask = self.group_masks.get(k as usize * w..(k as usize + 1) * w);
-            for (wi, &word) in mask.unwrap_or_default().iter().enumerate() {
+            for (wi, &word) in self.group_mask(k).iter().enumerate() {
                 let mut word = word;
                 while word != 0 {
                     let c = wi * 64 + word.trailing_zeros() as usize;
                     word &= word - 1;
                     if let Some(list) = by_class.get_mut(c) {
-                        list.push(k);
+                        list.push(pos);
                     }
                 }
             }
         }
+        (self.nobit_groups, self.unclassed_groups, self.xml_groups) = (nobit, unclassed, xml);
         for list in by_class {
             self.class_group_runs
                 .push((self.class_group_list.len() as u32, list.len() as u32));
@@ -302,6 +302,15 @@ impl StopPlan {
     #[inline]
     pub fn has_nobit(&self, g: &PhaseGroup) -> bool {
         g.nobit > 0
+    }
+
+    /// Sets in `mask` group `g`'s gated steps: all of them, or only those
+    /// without a prefilter bit.
+    #[inline]
+    pub fn mark_group(&self, g: &PhaseGroup, all: bool, mask: &mut [u64]) {
+        for &s in self.group_steps(g, all) {
+            set(mask, s);
+        }
     }
 
     /// A group's gated steps: all of them, or only those without a prefilter bit.

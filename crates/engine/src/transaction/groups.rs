@@ -837,9 +837,7 @@ impl Transaction {
         let open = |k: u32| !covered.get(k as usize).copied().unwrap_or(false);
         let mut mark = |k: u32, all: bool| {
             if let Some(pg) = plan.group_at(k) {
-                for &s in plan.group_steps(pg, all) {
-                    crate::step_stops::set(mask, s);
-                }
+                plan.mark_group(pg, all, mask);
             }
         };
         for &k in &plan.nobit_groups {
@@ -896,9 +894,7 @@ impl Transaction {
                     .get(pg.group as usize)
                     .is_none_or(|gp| self.plan_unknown(gp));
             if unknown || plan.has_nobit(pg) {
-                for &s in plan.group_steps(pg, unknown) {
-                    crate::step_stops::set(&mut each, s);
-                }
+                plan.mark_group(pg, unknown, &mut each);
             }
         }
         // The mask holds the plan's fixed steps and the groups' marks.
@@ -943,9 +939,7 @@ impl Transaction {
                 }
             };
             if unknown || plan.has_nobit(pg) {
-                for &s in plan.group_steps(pg, unknown) {
-                    crate::step_stops::set(mask, s);
-                }
+                plan.mark_group(pg, unknown, mask);
             }
         }
     }
