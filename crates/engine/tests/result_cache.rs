@@ -385,3 +385,40 @@ SecRule ARGS:b "@rx ^k" "id:2,phase:1,pass,nolog,setvar:'tx.same=%{matched_var}'
         .unwrap_or_else(|| panic!("kept not admitted"));
     assert_eq!(e.matched_value(idx(2)), Some(&b"kept"[..]));
 }
+
+#[test]
+fn matches_on_unchanged_values_read_them_from_the_request() {
+    // MATCHED_VAR(_NAME) of a match on a value the rule's transformations left
+    // as it was is read from the request's value (not copied): a negated
+    // literal rule the prefilter rules out, a rule whose `t:lowercase` changed
+    // nothing and one whose did; evaluated first, then from the cache's records.
+    let rules = r#"
+SecRuleEngine On
+SecRule ARGS:a "!@pm zzz" "id:1,phase:1,pass,nolog,t:none,setvar:'tx.neg=%{matched_var_name}=%{matched_var}'"
+SecRule ARGS:b "@rx ^v" "id:2,phase:1,pass,nolog,t:lowercase,setvar:'tx.low=%{matched_var_name}=%{matched_var}'"
+SecRule ARGS:c "@rx ^w" "id:3,phase:1,pass,nolog,t:lowercase,setvar:'tx.changed=%{matched_var_name}=%{matched_var}'"
+SecRule ARGS "@rx ^(?:value|vee)$" "id:4,phase:1,pass,nolog,chain"
+    SecRule MATCHED_VARS "@rx e$" "setvar:'tx.chained=%{matched_var_name}=%{matched_var}'"
+"#;
+    let cached = program(rules);
+    let plain = Program::from_str_with("plain.conf", rules, &Options::none())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want: [(&str, &[u8]); 4] = [
+        ("neg", b"ARGS:a=value"),
+        ("low", b"ARGS:b=vee"),
+        ("changed", b"ARGS:c=www"),
+        ("chained", b"MATCHED_VARS:b=vee"),
+    ];
+    for i in 0..400 {
+        for p in [&cached, &plain] {
+            let tx = run(p, "/?a=value&b=vee&c=WwW");
+            for (k, v) in want {
+                assert_eq!(tx.tx(k), Some(v), "request {i}, tx.{k}");
+            }
+        }
+    }
+    assert!(
+        cached.caches.lookup(b"value").is_some(),
+        "the values were admitted to the cache"
+    );
+}

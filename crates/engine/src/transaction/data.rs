@@ -256,6 +256,17 @@ impl Data {
         }
     }
 
+    /// The result-cache entry of a slot whose value [`Data::cached`] has looked
+    /// up (`None` when it has not, or the table has none), read without
+    /// borrowing the data mutably: the caller may hold the slot's value.
+    #[inline]
+    pub fn cached_known(&self, slot: u32) -> Option<&ValueEntry> {
+        match *self.cached.get(slot as usize)? {
+            Cached::Hit(e) => self.table.as_ref()?.entry(e),
+            _ => None,
+        }
+    }
+
     /// The first lookup of a slot's value (kept out of line: once per slot).
     #[inline(never)]
     fn look_up(table: &mut Option<Snapshot>, cache: &ResultCache, value: &[u8]) -> Cached {

@@ -153,8 +153,7 @@ impl Transaction {
             // The rule matches: only the transformed value is needed, which the
             // match's record keeps (else the memo gives it).
             let mut e = self.state.matched_vars.spare();
-            self.cached_match_value_into(program, rule, slot, &mut e.value);
-            e.name_slot(var, slot);
+            self.cached_match_into(program, rule, (var, slot), &mut e);
             self.on_match(rule, e, known);
             return true;
         }
@@ -166,14 +165,8 @@ impl Transaction {
             if !negated {
                 return false;
             }
-            let base = &self.data.entry(slot).value;
-            let v = self
-                .work
-                .memo
-                .get(&program.chains, slot, rule.transforms, base);
             let mut e = self.state.matched_vars.spare();
-            e.value.extend_from_slice(v);
-            e.name_slot(var, slot);
+            self.memo_match_into(program, rule, (var, slot), &mut e);
             self.on_match(rule, e, false);
             return true;
         }
@@ -183,22 +176,28 @@ impl Transaction {
             .memo
             .get(&program.chains, slot, rule.transforms, base);
         let hit = op.evaluate(v, None);
+        let raw = std::ptr::eq(v, self.data.entry(slot).value.as_slice());
         let matched = (hit != negated).then(|| {
             let mut e = self.state.matched_vars.spare();
-            e.value.extend_from_slice(v);
+            if raw {
+                e.name_slot_value(var, slot);
+            } else {
+                e.value.extend_from_slice(v);
+                e.name_slot(var, slot);
+            }
             e
         });
         if cache {
-            match (self.data.cached(slot, &program.caches), &matched) {
+            // (The value was looked up above.)
+            match self.data.cached_known(slot) {
                 // A match (not negated): recorded with its transformed value.
-                (Some(e), Some(m)) if hit => e.set_match(rule.index, None, &m.value),
-                (Some(e), _) => e.set_result(rule.index, hit),
-                (None, _) => self.data.add_cost(slot, 1),
+                Some(e) if hit && matched.is_some() => e.set_match(rule.index, None, v),
+                Some(e) => e.set_result(rule.index, hit),
+                None => self.data.add_cost(slot, 1),
             }
         }
         match matched {
-            Some(mut e) => {
-                e.name_slot(var, slot);
+            Some(e) => {
                 self.on_match(rule, e, hit);
                 true
             }

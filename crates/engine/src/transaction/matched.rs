@@ -8,8 +8,9 @@
 //! cleared entry to fill and [`MatchedVars::push`] puts it back in place. The list
 //! goes back to the thread's buffer pool with the transaction (see [`super::pool`]).
 //! The name of a match on an arena value is kept as the value's slot and written
-//! only when read, and a rule folded at load time adds its matches by reference
-//! (see [`Source`]).
+//! only when read, its value too when the rule's transformations left it as it
+//! was (a response body is not copied), and a rule folded at load time adds its
+//! matches by reference (see [`Source`]).
 
 use std::borrow::Cow;
 
@@ -25,6 +26,9 @@ pub(crate) enum Source {
     Written,
     /// The name is `VAR:key` of an arena slot (the value is written).
     Slot(Var, u32),
+    /// The name is `VAR:key` of an arena slot and the value is the slot's raw
+    /// value (a match on an untransformed value: a response body is not copied).
+    SlotValue(Var, u32),
     /// Both are match `k` of a rule's folded result
     /// ([`crate::prune::StaticResult::matches`]), kept by the program.
     Folded(RuleIdx, u32),
@@ -51,7 +55,8 @@ pub(crate) struct Match {
     pub name: String,
     /// Where the name (and, for a folded match, the value) are.
     pub source: Source,
-    /// The value matched (transformed; empty for a folded match).
+    /// The value matched (transformed; empty for a folded match and one read
+    /// from its slot).
     pub value: Vec<u8>,
 }
 
@@ -59,6 +64,12 @@ impl Match {
     /// Names the match by an arena value: `var`, with the key of `slot`.
     pub fn name_slot(&mut self, var: Var, slot: u32) {
         self.source = Source::Slot(var, slot);
+    }
+
+    /// Names the match by an arena value whose raw value is the value matched:
+    /// both are read from `slot` (nothing is written).
+    pub fn name_slot_value(&mut self, var: Var, slot: u32) {
+        self.source = Source::SlotValue(var, slot);
     }
 
     /// Makes this match `k` of rule `rule`'s folded result, name and value (both
@@ -167,7 +178,8 @@ impl MatchedVars {
     fn name<'a>(m: &'a Match, at: Lookup<'a>) -> Cow<'a, str> {
         match m.source {
             Source::Written => Cow::Borrowed(&m.name),
-            Source::Slot(var, slot) => match at.data.try_entry(slot) {
+            Source::Slot(var, slot) | Source::SlotValue(var, slot) => match at.data.try_entry(slot)
+            {
                 Some(e) if !e.key.is_empty() => {
                     let mut s = String::new();
                     super::resolve::push_var_name(&mut s, var, &e.key);
@@ -181,10 +193,11 @@ impl MatchedVars {
         }
     }
 
-    /// An entry's value: written, or its folded rule's.
+    /// An entry's value: written, its arena slot's, or its folded rule's.
     fn value<'a>(m: &'a Match, at: Lookup<'a>) -> &'a [u8] {
         match m.source {
             Source::Folded(rule, k) => Self::folded(at, rule, k).map_or(&[], |(_, v)| v),
+            Source::SlotValue(_, slot) => at.data.try_entry(slot).map_or(&[], |e| &e.value),
             _ => &m.value,
         }
     }
@@ -326,6 +339,30 @@ mod tests {
             m.iter(at(&data)).next().map(|(n, _)| n.into_owned()),
             Some("TX:1".into())
         );
+    }
+
+    #[test]
+    fn values_of_arena_slots_are_read_from_them() {
+        let mut data = Data::default();
+        let body = data.push(Var::ResponseBody, b"", b"<html>a body</html>");
+        let arg = data.push(Var::ArgsGet, b"q", b"v");
+        let mut m = MatchedVars::default();
+        push_copy(&mut m, "TX:0", b"long earlier value");
+        m.clear();
+        for (var, slot) in [(Var::ResponseBody, body), (Var::Args, arg)] {
+            let mut e = m.spare();
+            e.name_slot_value(var, slot);
+            m.push(e);
+        }
+        assert_eq!(
+            all(&m, &data),
+            vec![
+                pair("RESPONSE_BODY", b"<html>a body</html>"),
+                pair("ARGS:q", b"v")
+            ]
+        );
+        // The spare entry's own buffer (which held the earlier value) is not read.
+        assert_eq!(m.last_value(at(&data)), Some(&b"v"[..]));
     }
 
     #[test]

@@ -729,7 +729,7 @@ impl Transaction {
                         // The rule matches: only the transformed value is needed,
                         // which the match's record keeps (else the memo gives it).
                         let mut e = self.state.matched_vars.spare();
-                        self.cached_match_value_into(program, rule, slot, &mut e.value);
+                        self.cached_match_into(program, rule, (c.var, slot), &mut e);
                         break 'eval (known, Some(e));
                     }
                     let base = &self.data.entry(slot).value;
@@ -751,14 +751,9 @@ impl Transaction {
                             );
                         }
                         if negated {
-                            let v =
-                                self.work
-                                    .memo
-                                    .get(&program.chains, slot, rule.transforms, base);
                             let mut e = self.state.matched_vars.spare();
-                            e.value.extend_from_slice(v);
+                            self.memo_match_into(program, rule, (c.var, slot), &mut e);
                             matched_any = true;
-                            self.name_match(c, scratch, &mut e);
                             self.on_match(rule, e, false);
                         }
                         continue 'values;
@@ -784,16 +779,24 @@ impl Transaction {
                             );
                         }
                     }
+                    // (The memo gives the slot's own bytes where the chain left
+                    // them as they were: nothing to copy.)
+                    let raw = std::ptr::eq(v, self.data.entry(slot).value.as_slice());
                     let matched = (hit != negated).then(|| {
                         let mut e = self.state.matched_vars.spare();
-                        e.value.extend_from_slice(v);
+                        if raw {
+                            e.name_slot_value(c.var, slot);
+                        } else {
+                            e.value.extend_from_slice(v);
+                            e.name_slot(c.var, slot);
+                        }
                         e
                     });
                     if cached == Some(true) && rule.capture && program.options.verify {
                         let mut groups = crate::operator::Captures::default();
                         let found = self
                             .data
-                            .cached(slot, &program.caches)
+                            .cached_known(slot)
                             .is_some_and(|e| e.captures_into(rule.index, &mut groups));
                         assert!(
                             found && (0..10).all(|i| groups.get(i) == self.captures.get(i)),
@@ -801,31 +804,29 @@ impl Transaction {
                             rule.chain_id
                         );
                     }
-                    if let (Some(true), false, true, Some(m)) =
+                    if let (Some(true), false, true, Some(_)) =
                         (cached, negated, program.options.verify, &matched)
                     {
                         if let Some(kept) = self
                             .data
-                            .cached(slot, &program.caches)
+                            .cached_known(slot)
                             .and_then(|e| e.matched_value(rule.index))
                         {
                             assert_eq!(
-                                kept,
-                                &m.value[..],
+                                kept, v,
                                 "cached transformed value of rule {} differs",
                                 rule.chain_id
                             );
                         }
                     }
                     if cached.is_none() && cache {
-                        match (self.data.cached(slot, &program.caches), &matched) {
+                        // (The top of the branch looked the value up.)
+                        match (self.data.cached_known(slot), &matched) {
                             // A match (not negated): recorded with its transformed
-                            // value (`matched` holds a copy) and groups.
-                            (Some(e), Some(m)) if hit => e.set_match(
-                                rule.index,
-                                rule.capture.then_some(&self.captures),
-                                &m.value,
-                            ),
+                            // value and groups.
+                            (Some(e), Some(_)) if hit => {
+                                e.set_match(rule.index, rule.capture.then_some(&self.captures), v)
+                            }
                             (Some(e), _) => e.set_result(rule.index, hit),
                             (None, _) => self.data.add_cost(slot, 1),
                         }
@@ -848,14 +849,14 @@ impl Transaction {
                     let matched = (hit != negated).then(|| {
                         let mut e = self.state.matched_vars.spare();
                         e.value.extend_from_slice(&vbuf);
+                        self.name_match(c, scratch, &mut e);
                         e
                     });
                     (hit, matched)
                 }
             };
-            if let Some(mut e) = value {
+            if let Some(e) = value {
                 matched_any = true;
-                self.name_match(c, scratch, &mut e);
                 self.on_match(rule, e, hit);
             }
         }
@@ -1559,34 +1560,55 @@ pub(super) fn format_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
 }
 
 impl Transaction {
-    /// Appends to `out` what MATCHED_VAR holds for a cached match of `rule` on
-    /// `slot`'s value: the transformed value the match's record keeps, else the
-    /// memo's result of the rule's transformations.
-    pub(super) fn cached_match_value_into(
+    /// Fills the spare entry `e` for a cached match of `rule` on `var`'s value
+    /// at `slot`: named by the slot, with the transformed value the match's
+    /// record keeps, else as [`Transaction::memo_match_into`] gives it.
+    pub(super) fn cached_match_into(
         &mut self,
         program: &crate::Program,
         rule: &Rule,
-        slot: u32,
-        out: &mut Vec<u8>,
+        (var, slot): (Var, u32),
+        e: &mut super::matched::Match,
     ) {
         if let Some(v) = self
             .data
             .cached(slot, &program.caches)
             .and_then(|c| c.matched_value(rule.index))
         {
-            out.extend_from_slice(v);
+            e.value.extend_from_slice(v);
+            e.name_slot(var, slot);
             return;
         }
         let base = &self.data.entry(slot).value;
         self.work
             .memo
             .compute(&program.chains, slot, rule.transforms, base);
-        let base = &self.data.entry(slot).value;
-        out.extend_from_slice(
-            self.work
-                .memo
-                .get(&program.chains, slot, rule.transforms, base),
-        );
+        self.memo_match_into(program, rule, (var, slot), e);
+    }
+
+    /// Fills the spare entry `e` for a match of `rule` on `var`'s value at
+    /// `slot`, whose result under the rule's transformations the memo has
+    /// computed: named by the slot, with that result as its value, read from the
+    /// slot where the transformations left the value as it was (a negated
+    /// match on a response body copies nothing), else copied.
+    pub(super) fn memo_match_into(
+        &mut self,
+        program: &crate::Program,
+        rule: &Rule,
+        (var, slot): (Var, u32),
+        e: &mut super::matched::Match,
+    ) {
+        let base = self.data.entry(slot).value.as_slice();
+        let v = self
+            .work
+            .memo
+            .get(&program.chains, slot, rule.transforms, base);
+        if std::ptr::eq(v, base) {
+            e.name_slot_value(var, slot);
+        } else {
+            e.value.extend_from_slice(v);
+            e.name_slot(var, slot);
+        }
     }
 
     /// Whether the prefilter rules `rule` out on `slot`'s value (its scan under
