@@ -311,6 +311,17 @@ impl ValueEntry {
         }
     }
 
+    /// As [`ValueEntry::matched_value`], telling a match on the value as it is
+    /// (its transformations left it unchanged: `Some(None)`, MATCHED_VAR is the
+    /// request's own value) from one on transformed bytes (`Some(Some(..))`).
+    pub fn matched_form(&self, id: u32) -> Option<Option<&[u8]>> {
+        match &self.record(id)?.transformed {
+            Transformed::Same => Some(None),
+            Transformed::Bytes(b) => Some(Some(b)),
+            Transformed::Unknown => None,
+        }
+    }
+
     /// Records a match of rule `id` (not negated) on the value: the groups of a
     /// `capture` rule (`captures`), and the transformed value it matched, then
     /// the result (a reader that sees the match finds the record). Past

@@ -417,8 +417,21 @@ SecRule ARGS "@rx ^(?:value|vee)$" "id:4,phase:1,pass,nolog,chain"
             }
         }
     }
-    assert!(
-        cached.caches.lookup(b"value").is_some(),
-        "the values were admitted to the cache"
-    );
+    // The matches were recorded: on the value as it is, or transformed.
+    let idx = |id: u32| {
+        cached
+            .rules
+            .iter()
+            .position(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}")) as u32
+    };
+    let entry = |v: &[u8]| {
+        cached
+            .caches
+            .lookup(v)
+            .unwrap_or_else(|| panic!("{v:?} not admitted"))
+    };
+    assert_eq!(entry(b"vee").matched_form(idx(2)), Some(None));
+    assert_eq!(entry(b"WwW").matched_form(idx(3)), Some(Some(&b"www"[..])));
+    assert_eq!(entry(b"value").result(idx(1)), Some(false));
 }

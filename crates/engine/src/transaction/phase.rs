@@ -1562,7 +1562,9 @@ pub(super) fn format_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
 impl Transaction {
     /// Fills the spare entry `e` for a cached match of `rule` on `var`'s value
     /// at `slot`: named by the slot, with the transformed value the match's
-    /// record keeps, else as [`Transaction::memo_match_into`] gives it.
+    /// record keeps (read from the slot when the record says the rule's
+    /// transformations left the value as it was), else as
+    /// [`Transaction::memo_match_into`] gives it.
     pub(super) fn cached_match_into(
         &mut self,
         program: &crate::Program,
@@ -1570,14 +1572,22 @@ impl Transaction {
         (var, slot): (Var, u32),
         e: &mut super::matched::Match,
     ) {
-        if let Some(v) = self
+        match self
             .data
             .cached(slot, &program.caches)
-            .and_then(|c| c.matched_value(rule.index))
+            .and_then(|c| c.matched_form(rule.index))
         {
-            e.value.extend_from_slice(v);
-            e.name_slot(var, slot);
-            return;
+            // The value as it is (the entry's bytes are the slot's).
+            Some(None) => {
+                e.name_slot_value(var, slot);
+                return;
+            }
+            Some(Some(v)) => {
+                e.value.extend_from_slice(v);
+                e.name_slot(var, slot);
+                return;
+            }
+            None => {}
         }
         let base = &self.data.entry(slot).value;
         self.work
