@@ -150,6 +150,7 @@ impl MatchedVars {
 
     /// The last entry: MATCHED_VAR_NAME and MATCHED_VAR, read through `at`
     /// where kept by reference.
+    #[inline]
     pub fn last<'a>(&'a self, at: Lookup<'a>) -> Option<(Cow<'a, str>, &'a [u8])> {
         self.entries[..self.len]
             .last()
@@ -194,6 +195,7 @@ impl MatchedVars {
     }
 
     /// An entry's value: written, its arena slot's, or its folded rule's.
+    #[inline]
     fn value<'a>(m: &'a Match, at: Lookup<'a>) -> &'a [u8] {
         match m.source {
             Source::Folded(rule, k) => Self::folded(at, rule, k).map_or(&[], |(_, v)| v),
