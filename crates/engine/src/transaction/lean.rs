@@ -176,15 +176,9 @@ impl Transaction {
             .memo
             .get(&program.chains, slot, rule.transforms, base);
         let hit = op.evaluate(v, None);
-        let raw = std::ptr::eq(v, self.data.entry(slot).value.as_slice());
         let matched = (hit != negated).then(|| {
             let mut e = self.state.matched_vars.spare();
-            if raw {
-                e.name_slot_value(var, slot);
-            } else {
-                e.value.extend_from_slice(v);
-                e.name_slot(var, slot);
-            }
+            e.fill_from_slot((var, slot), v, &self.data.entry(slot).value);
             e
         });
         if cache {

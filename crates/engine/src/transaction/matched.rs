@@ -72,6 +72,20 @@ impl Match {
         self.source = Source::SlotValue(var, slot);
     }
 
+    /// Names the match by an arena value and gives it `v`, the value matched:
+    /// read from the slot when `v` is the slot's own bytes `raw` (the memo's
+    /// answer where the rule's transformations left the value as it was; nothing
+    /// is copied), else copied.
+    #[inline]
+    pub fn fill_from_slot(&mut self, (var, slot): (Var, u32), v: &[u8], raw: &[u8]) {
+        if std::ptr::eq(v, raw) {
+            self.name_slot_value(var, slot);
+        } else {
+            self.value.extend_from_slice(v);
+            self.name_slot(var, slot);
+        }
+    }
+
     /// Makes this match `k` of rule `rule`'s folded result, name and value (both
     /// read from the rule).
     pub fn name_folded(&mut self, rule: RuleIdx, k: u32) {

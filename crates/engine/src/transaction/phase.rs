@@ -779,17 +779,9 @@ impl Transaction {
                             );
                         }
                     }
-                    // (The memo gives the slot's own bytes where the chain left
-                    // them as they were: nothing to copy.)
-                    let raw = std::ptr::eq(v, self.data.entry(slot).value.as_slice());
                     let matched = (hit != negated).then(|| {
                         let mut e = self.state.matched_vars.spare();
-                        if raw {
-                            e.name_slot_value(c.var, slot);
-                        } else {
-                            e.value.extend_from_slice(v);
-                            e.name_slot(c.var, slot);
-                        }
+                        e.fill_from_slot((c.var, slot), v, &self.data.entry(slot).value);
                         e
                     });
                     if cached == Some(true) && rule.capture && program.options.verify {
@@ -1613,12 +1605,7 @@ impl Transaction {
             .work
             .memo
             .get(&program.chains, slot, rule.transforms, base);
-        if std::ptr::eq(v, base) {
-            e.name_slot_value(var, slot);
-        } else {
-            e.value.extend_from_slice(v);
-            e.name_slot(var, slot);
-        }
+        e.fill_from_slot((var, slot), v, base);
     }
 
     /// Whether the prefilter rules `rule` out on `slot`'s value (its scan under
