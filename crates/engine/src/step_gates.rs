@@ -72,6 +72,9 @@ pub struct StepGates {
     /// Per phase and step: where the loop goes on from when it passes over the
     /// step with no effect but clearing MATCHED_VARS ([`NO_PASS`]: it cannot).
     passes: [Vec<u32>; 5],
+    /// Per phase and step: for a marker, the first step after the run of
+    /// markers it starts (see [`PhaseGates::after_markers`]); 0 for other steps.
+    markers: [Vec<u32>; 5],
     /// Per phase: what the rule loop's stop mask is made from (see
     /// [`crate::step_stops`]); empty without the prefilter.
     stops: [crate::step_stops::StopPlan; 5],
@@ -83,6 +86,7 @@ pub struct StepGates {
 pub struct PhaseGates<'a> {
     gates: &'a [Gate],
     passes: &'a [u32],
+    markers: &'a [u32],
 }
 
 impl PhaseGates<'_> {
@@ -98,6 +102,18 @@ impl PhaseGates<'_> {
     pub fn pass(&self, step: usize) -> Option<usize> {
         let p = *self.passes.get(step)?;
         (p != NO_PASS).then_some(p as usize)
+    }
+
+    /// The first step after the run of markers that starts at step `step`, a
+    /// marker. Markers do nothing (nor do they use up a `skip`): the loop goes
+    /// over a run of them at once. CRS places every file's end markers in each
+    /// phase's steps, so phases 3 to 5 hold runs of twenty and more.
+    #[inline]
+    pub fn after_markers(&self, step: usize) -> usize {
+        match self.markers.get(step) {
+            Some(&next) if next as usize > step => next as usize,
+            _ => step + 1,
+        }
     }
 }
 
@@ -128,6 +144,9 @@ impl StepGates {
         let mut out = StepGates::default();
         for (passes, steps) in out.passes.iter_mut().zip(&program.phases) {
             *passes = Self::passes(program, steps);
+        }
+        for (markers, steps) in out.markers.iter_mut().zip(&program.phases) {
+            *markers = Self::marker_runs(steps);
         }
         for (gates, steps) in out.gates.iter_mut().zip(&program.phases) {
             gates.clear();
@@ -220,6 +239,21 @@ impl StepGates {
 
     /// The passes of one phase's steps (see [`StepGates::pass`]); none with
     /// `Options::verify`, which evaluates folded rules.
+    /// Per step: for a marker, the first step after its run of markers (see
+    /// [`PhaseGates::after_markers`]); 0 for other steps.
+    fn marker_runs(steps: &[Step]) -> Vec<u32> {
+        let mut out = vec![0u32; steps.len()];
+        let mut next = steps.len();
+        for (i, step) in steps.iter().enumerate().rev() {
+            if matches!(step, Step::Marker) {
+                out[i] = u32::try_from(next).unwrap_or(0);
+            } else {
+                next = i;
+            }
+        }
+        out
+    }
+
     fn passes(program: &Program, steps: &[Step]) -> Vec<u32> {
         let mut passes = vec![NO_PASS; steps.len()];
         if program.options.verify {
@@ -289,6 +323,7 @@ impl StepGates {
         PhaseGates {
             gates: self.gates.get(i).map_or(&[], Vec::as_slice),
             passes: self.passes.get(i).map_or(&[], Vec::as_slice),
+            markers: self.markers.get(i).map_or(&[], Vec::as_slice),
         }
     }
 
@@ -325,6 +360,31 @@ mod tests {
     use crate::rule::Step;
 
     #[test]
+    fn runs_of_markers_are_passed_at_once() {
+        let program = crate::Program::from_str(
+            "markers.conf",
+            "SecRule ARGS \"@rx a\" \"id:1,phase:1,pass,skipAfter:END-B\"\n\
+             SecMarker END-A\n\
+             SecMarker END-B\n\
+             SecMarker END-C\n\
+             SecRule ARGS \"@rx b\" \"id:2,phase:1,pass\"\n\
+             SecMarker END-D\n",
+        )
+        .unwrap();
+        let steps = &program.phases[0];
+        let gates = program.step_gates.phase(1);
+        let rule = |k: usize| matches!(steps[k], Step::Rule(_));
+        let first = (0..steps.len()).find(|&k| !rule(k)).unwrap();
+        let second = (first..steps.len()).find(|&k| rule(k)).unwrap();
+        assert_eq!(second - first, 3, "{steps:?}");
+        for k in first..second {
+            assert_eq!(gates.after_markers(k), second, "step {k} of {steps:?}");
+        }
+        // The last run ends at the phase's end.
+        assert_eq!(gates.after_markers(steps.len() - 1), steps.len());
+    }
+
+    #[test]
     fn crs_gates_hold_their_rules_and_runs_read_the_same_classes() {
         let crs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/crs");
         let mut paths = vec![crs.join("crs-setup.conf.example")];
@@ -359,6 +419,7 @@ mod tests {
         );
         let (mut in_multi, mut rejectable, mut count) = (0, 0, 0);
         let (mut never, mut jumps, mut never_with_actions) = (0, 0, 0);
+        let mut longest_markers = 0;
         for phase in 1..=5u8 {
             let steps = &program.phases[usize::from(phase - 1)];
             // The loop passes over exactly the folded rules that never match
@@ -396,6 +457,14 @@ mod tests {
                 };
                 jumps += usize::from(want.is_some_and(|n| n != k + 1));
                 assert_eq!(runs.pass(phase, k), want, "phase {phase} step {k}");
+                // A marker leads to the first step after it that is not one.
+                if matches!(steps[k], Step::Marker) {
+                    let after = (k..steps.len())
+                        .find(|&n| !matches!(steps[n], Step::Marker))
+                        .unwrap_or(steps.len());
+                    assert_eq!(runs.phase(phase).after_markers(k), after);
+                    longest_markers = longest_markers.max(after - k);
+                }
             }
             let mut i = 0;
             while i < steps.len() {
@@ -478,6 +547,11 @@ mod tests {
             "only {never_with_actions} folded rules with actions never match"
         );
         assert!(jumps >= 20, "only {jumps} folded jumps are passed over");
+        // Every file's end markers are in each phase's steps.
+        assert!(
+            longest_markers >= 10,
+            "the longest run of markers has {longest_markers}"
+        );
         assert!(
             in_multi * 2 > rejectable,
             "{in_multi} of {rejectable} rules in runs"

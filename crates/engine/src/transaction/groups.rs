@@ -439,6 +439,9 @@ impl Transaction {
                         _ => break,
                     }
                 }
+            } else if let crate::rule::Step::Marker = step {
+                j = gates.after_markers(j);
+                continue;
             }
             j += 1;
         }

@@ -200,7 +200,7 @@ impl Transaction {
                     continue;
                 }
                 Step::Marker => {
-                    i += 1;
+                    i = phase_gates.after_markers(i);
                     continue;
                 }
             };
