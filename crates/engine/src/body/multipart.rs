@@ -285,9 +285,20 @@ pub fn parse_multipart(
     content_type: &[u8],
     limits: &MultipartLimits,
 ) -> MultipartResult {
+    parse_with(body, content_type, limits, Parser::process)
+}
+
+/// [`parse_multipart`] with the body fed by `process` (tests compare
+/// [`Parser::process`] with a byte-by-byte reference).
+fn parse_with(
+    body: &[u8],
+    content_type: &[u8],
+    limits: &MultipartLimits,
+    process: fn(&mut Parser, &[u8]),
+) -> MultipartResult {
     let mut p = Parser::new(*limits);
     if p.init(content_type) {
-        p.process(body);
+        process(&mut p, body);
     }
     p.complete();
     let mut res = p.res;
@@ -368,6 +379,8 @@ struct Parser {
     boundary: Vec<u8>,
     /// `--` + boundary, for the "looks like a boundary anywhere" scan.
     dash_boundary: Vec<u8>,
+    /// That scan's searcher, built once for the body (not once per line).
+    dash_finder: memchr::memmem::Finder<'static>,
     buf: Vec<u8>,
     buf_contains_line: bool,
     crlf_state: u8,
@@ -458,6 +471,7 @@ impl Parser {
             res: MultipartResult::default(),
             boundary: Vec::new(),
             dash_boundary: Vec::new(),
+            dash_finder: memchr::memmem::Finder::new(b"").into_owned(),
             buf: Vec::with_capacity(MULTIPART_BUF_SIZE),
             buf_contains_line: true,
             crlf_state: 0,
@@ -572,6 +586,7 @@ impl Parser {
             return self.fail_init("Multipart: Invalid boundary in C-T (empty).");
         }
         self.dash_boundary = [b"--".as_slice(), &boundary].concat();
+        self.dash_finder = memchr::memmem::Finder::new(&self.dash_boundary).into_owned();
         self.boundary = boundary;
         true
     }
@@ -584,6 +599,25 @@ impl Parser {
         self.seen_data = true;
         let mut i = 0;
         while i < data.len() {
+            // A run of bytes other than CR and LF that leaves the buffer short
+            // of its last byte is appended at once: byte by byte, each would be
+            // pushed and set the CR/LF state to 0, and none would process the
+            // buffer (only a full buffer, a line's end or a CR that would be its
+            // last byte do). Once the final boundary was seen, bytes are taken
+            // one at a time (the first one after it ends the body).
+            if !self.is_complete {
+                let room = (MULTIPART_BUF_SIZE - 1).saturating_sub(self.buf.len());
+                let rest = data.get(i..).unwrap_or_default();
+                let line = memchr::memchr2(b'\r', b'\n', rest).unwrap_or(rest.len());
+                let n = line.min(room);
+                if n > 0 {
+                    self.buf
+                        .extend_from_slice(rest.get(..n).unwrap_or_default());
+                    self.crlf_state = 0;
+                    i += n;
+                    continue;
+                }
+            }
             let c = data[i];
             let mut process_buffer = false;
             if c == b'\r' && self.buf.len() == MULTIPART_BUF_SIZE - 1 {
@@ -692,9 +726,7 @@ impl Parser {
                 }
                 self.res.unmatched_boundary = 1;
             }
-        } else if self.buf_contains_line
-            && memchr::memmem::find(&self.buf, &self.dash_boundary).is_some()
-        {
+        } else if self.buf_contains_line && self.dash_finder.find(&self.buf).is_some() {
             self.res.unmatched_boundary = 1;
         }
 
@@ -1237,6 +1269,104 @@ mod tests {
         fn never_panics_on_bytes(body in proptest::collection::vec(any::<u8>(), 0..1024)) {
             let _ = parse_multipart(&body, b"multipart/form-data; boundary=a", &MultipartLimits::default());
         }
+    }
+
+    impl Parser {
+        /// `Multipart::process` as v3 writes it, one byte at a time: the
+        /// reference [`Parser::process`]'s runs must agree with.
+        fn process_bytewise(&mut self, data: &[u8]) {
+            if data.is_empty() {
+                return;
+            }
+            self.seen_data = true;
+            let mut i = 0;
+            while i < data.len() {
+                let c = data[i];
+                let mut process_buffer = false;
+                if c == b'\r' && self.buf.len() == MULTIPART_BUF_SIZE - 1 {
+                    process_buffer = true;
+                } else {
+                    i += 1;
+                    self.buf.push(c);
+                }
+                if c == b'\n' || self.buf.len() == MULTIPART_BUF_SIZE || process_buffer {
+                    if self.process_buffer(process_buffer).is_err() {
+                        return;
+                    }
+                    self.buf.clear();
+                    self.buf_contains_line = c == b'\n';
+                    if c == b'\n' {
+                        self.crlf_state = if self.crlf_state == 1 { 3 } else { 2 };
+                    }
+                    self.crlf_state_buf_end = self.crlf_state;
+                }
+                if c == b'\r' {
+                    self.crlf_state = 1;
+                } else if c != b'\n' {
+                    self.crlf_state = 0;
+                }
+                if self.is_complete && i < data.len() {
+                    self.res.flags.data_after = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Bodies with lines around the buffer's size, CRs where the buffer's last
+    /// byte falls, and data after the final boundary.
+    fn long_body() -> impl Strategy<Value = Vec<u8>> {
+        let tok = prop_oneof![
+            Just(b"--XyZ\r\n".to_vec()),
+            Just(b"--XyZ--\r\n".to_vec()),
+            Just(b"--XyZ--".to_vec()),
+            Just(b"Content-Disposition: form-data; name=\"a\"; filename=\"f\"\r\n\r\n".to_vec()),
+            Just(b"Content-Disposition: form-data; name=\"b\"\r\n\r\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"v\rX\n".to_vec()),
+            (4090usize..4100).prop_map(|n| vec![b'a'; n]),
+            (0usize..300).prop_map(|n| vec![b'x'; n]),
+            proptest::collection::vec(any::<u8>(), 0..16),
+        ];
+        proptest::collection::vec(tok, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn runs_give_what_bytes_one_by_one_give(
+            body in prop_oneof![body(), long_body()],
+            ct in content_type(),
+            extract in any::<bool>(),
+            partial in any::<bool>(),
+        ) {
+            let limits = MultipartLimits {
+                max_parts: 8,
+                max_file_content: 5000,
+                file_limit: 2,
+                extract_files: extract,
+                allow_partial: partial,
+            };
+            let fast = parse_multipart(&body, &ct, &limits);
+            let slow = parse_with(&body, &ct, &limits, Parser::process_bytewise);
+            prop_assert_eq!(fast, slow);
+        }
+    }
+
+    #[test]
+    fn a_run_after_a_cr_makes_the_line_end_a_bare_lf() {
+        // The CR before `X` does not make the LF a CRLF: the line before the
+        // final boundary ends with a bare LF (MULTIPART_LF_LINE).
+        let body = b"--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\rX\n--XyZ--\r\n";
+        let ct = b"multipart/form-data; boundary=XyZ";
+        let limits = MultipartLimits::default();
+        let fast = parse_multipart(body, ct, &limits);
+        assert_eq!(
+            fast,
+            parse_with(body, ct, &limits, Parser::process_bytewise)
+        );
+        assert!(fast.flags.lf_line);
     }
 
     #[test]
