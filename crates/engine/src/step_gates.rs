@@ -237,8 +237,6 @@ impl StepGates {
             .filter(|p| !p.fixed.is_empty() || !p.groups.is_empty())
     }
 
-    /// The passes of one phase's steps (see [`StepGates::pass`]); none with
-    /// `Options::verify`, which evaluates folded rules.
     /// Per step: for a marker, the first step after its run of markers (see
     /// [`PhaseGates::after_markers`]); 0 for other steps.
     fn marker_runs(steps: &[Step]) -> Vec<u32> {
@@ -254,6 +252,8 @@ impl StepGates {
         out
     }
 
+    /// The passes of one phase's steps (see [`StepGates::pass`]); none with
+    /// `Options::verify`, which evaluates folded rules.
     fn passes(program: &Program, steps: &[Step]) -> Vec<u32> {
         let mut passes = vec![NO_PASS; steps.len()];
         if program.options.verify {
