@@ -593,19 +593,25 @@ impl Parser {
 
     /// `Multipart::process` over the whole body.
     fn process(&mut self, data: &[u8]) {
+        self.feed(data, true);
+    }
+
+    /// `Multipart::process` as v3 writes it, with each byte taken one at a time
+    /// (the reference tests hold [`Parser::process`]'s runs to), or, with
+    /// `runs`, each run of bytes other than CR and LF that leaves the buffer
+    /// short of its last byte appended at once: byte by byte, each would be
+    /// pushed and set the CR/LF state to 0, and none would process the buffer
+    /// (only a full buffer, a line's end or a CR that would be its last byte
+    /// do). Once the final boundary was seen, bytes are taken one at a time
+    /// (the first one after it ends the body).
+    fn feed(&mut self, data: &[u8], runs: bool) {
         if data.is_empty() {
             return;
         }
         self.seen_data = true;
         let mut i = 0;
         while i < data.len() {
-            // A run of bytes other than CR and LF that leaves the buffer short
-            // of its last byte is appended at once: byte by byte, each would be
-            // pushed and set the CR/LF state to 0, and none would process the
-            // buffer (only a full buffer, a line's end or a CR that would be its
-            // last byte do). Once the final boundary was seen, bytes are taken
-            // one at a time (the first one after it ends the body).
-            if !self.is_complete {
+            if runs && !self.is_complete {
                 let room = (MULTIPART_BUF_SIZE - 1).saturating_sub(self.buf.len());
                 let rest = data.get(i..).unwrap_or_default();
                 let line = memchr::memchr2(b'\r', b'\n', rest).unwrap_or(rest.len());
@@ -1272,44 +1278,9 @@ mod tests {
     }
 
     impl Parser {
-        /// `Multipart::process` as v3 writes it, one byte at a time: the
-        /// reference [`Parser::process`]'s runs must agree with.
+        /// The reference: every byte taken one at a time, as v3 does.
         fn process_bytewise(&mut self, data: &[u8]) {
-            if data.is_empty() {
-                return;
-            }
-            self.seen_data = true;
-            let mut i = 0;
-            while i < data.len() {
-                let c = data[i];
-                let mut process_buffer = false;
-                if c == b'\r' && self.buf.len() == MULTIPART_BUF_SIZE - 1 {
-                    process_buffer = true;
-                } else {
-                    i += 1;
-                    self.buf.push(c);
-                }
-                if c == b'\n' || self.buf.len() == MULTIPART_BUF_SIZE || process_buffer {
-                    if self.process_buffer(process_buffer).is_err() {
-                        return;
-                    }
-                    self.buf.clear();
-                    self.buf_contains_line = c == b'\n';
-                    if c == b'\n' {
-                        self.crlf_state = if self.crlf_state == 1 { 3 } else { 2 };
-                    }
-                    self.crlf_state_buf_end = self.crlf_state;
-                }
-                if c == b'\r' {
-                    self.crlf_state = 1;
-                } else if c != b'\n' {
-                    self.crlf_state = 0;
-                }
-                if self.is_complete && i < data.len() {
-                    self.res.flags.data_after = true;
-                    return;
-                }
-            }
+            self.feed(data, false);
         }
     }
 
