@@ -51,6 +51,7 @@ fn measured(kind: Kind, max_rps: f64, p50: f64, pss_mb: u64) -> TargetResult {
             .map(|r| run(Some(*r), r.min(max_rps), p50 * r / 500.0, pss_mb))
             .collect(),
         closed: Some(run(None, max_rps, p50, pss_mb)),
+        rounds: Vec::new(),
     }
 }
 
@@ -73,6 +74,7 @@ fn comparison(with_nginx: bool) -> Comparison {
             rates: vec![500.0, 1000.0, 2000.0],
             sweep_seconds: 5.0,
             closed_seconds: 10.0,
+            rounds: 1,
             closed_connections: 32,
             open_connections: 64,
             client_threads: 1,
@@ -198,4 +200,104 @@ fn targets_expand_over_paranoia_levels() {
     assert_eq!(some, vec![Kind::PalisadeCrs(4), Kind::Nginx]);
     assert!(parse_targets(&["apache".into()], &[1]).is_err());
     assert!(parse_targets(&["palisade-crs".into()], &[5]).is_err());
+}
+
+/// `c` with three rounds: the plain proxy at 40000, 50000 and 30000 requests/s,
+/// Palisade CRS at 20000, 20000 and 18000 (ratios 0.5, 0.4, 0.6), and the
+/// engine-Off target missing its third round.
+fn with_rounds(mut c: Comparison) -> Comparison {
+    c.settings.rounds = 3;
+    for t in c.targets.iter_mut().filter(|t| t.skipped.is_none()) {
+        let rps: [Option<f64>; 3] = match t.kind {
+            Kind::Nginx => [Some(40_000.0), Some(50_000.0), Some(30_000.0)],
+            Kind::PalisadeCrs(_) => [Some(20_000.0), Some(20_000.0), Some(18_000.0)],
+            _ => [Some(30_000.0), Some(45_000.0), None],
+        };
+        t.rounds = rps
+            .iter()
+            .map(|r| r.map(|r| run(None, r, 500.0, 10)))
+            .collect();
+        t.closed = t.rounds[0].clone();
+    }
+    c
+}
+
+#[test]
+fn rounds_give_a_ratio_per_round_and_their_median() {
+    let c = with_rounds(comparison(true));
+    let crs = c
+        .targets
+        .iter()
+        .find(|t| t.kind == Kind::PalisadeCrs(1))
+        .unwrap();
+    let ratios = c.round_ratios(crs);
+    assert_eq!(ratios.len(), 3);
+    for (got, want) in ratios.iter().zip([0.5, 0.4, 0.6]) {
+        assert!((got - want).abs() < 1e-9, "{ratios:?}");
+    }
+    // A round without a run gives no ratio.
+    let off = c
+        .targets
+        .iter()
+        .find(|t| t.kind == Kind::PalisadeOff)
+        .unwrap();
+    assert_eq!(c.round_ratios(off), vec![0.75, 0.9]);
+    let md = report::render(&c, &[]);
+    assert!(md.contains("## Rounds (closed loop)"), "{md}");
+    assert!(
+        md.contains("32 keep-alive connections, 10 s, 3 round(s)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Palisade, CRS PL1 | 20000 | 20000 | 18000 | 0.500, 0.400, 0.600 | 0.500 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Palisade, engine Off | 30000 | 45000 | – | 0.750, 0.900 | 0.825 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| nginx (plain proxy) | 40000 | 50000 | 30000 | 1.000, 1.000, 1.000 | 1.000 |"
+        ),
+        "{md}"
+    );
+    // One round: no rounds table, and the one ratio is the closed loop's.
+    let one = comparison(true);
+    assert!(!report::render(&one, &[]).contains("## Rounds"));
+    let crs = one
+        .targets
+        .iter()
+        .find(|t| t.kind == Kind::PalisadeCrs(1))
+        .unwrap();
+    assert_eq!(one.round_ratios(crs), vec![0.1]);
+    // Without the plain proxy there is no ratio in any round.
+    let c = with_rounds(comparison(false));
+    assert!(c.round_ratios(&c.targets[1]).is_empty());
+    assert!(report::render(&c, &[]).contains("| – |"));
+}
+
+#[test]
+fn the_median_takes_the_middle_or_the_mean_of_the_middle_two() {
+    use bench::compare::median;
+    assert_eq!(median(&[]), None);
+    assert_eq!(median(&[0.3]), Some(0.3));
+    assert_eq!(median(&[0.5, 0.1, 0.3]), Some(0.3));
+    assert_eq!(median(&[0.4, 0.1, 0.3, 0.2]), Some(0.25));
+    assert_eq!(median(&[f64::NAN, 0.2]), Some(0.2));
+}
+
+#[test]
+fn reports_written_before_rounds_still_parse() {
+    let c = with_rounds(comparison(true));
+    let mut v: serde_json::Value = serde_json::to_value(&c).unwrap();
+    v["settings"].as_object_mut().unwrap().remove("rounds");
+    for t in v["targets"].as_array_mut().unwrap() {
+        t.as_object_mut().unwrap().remove("rounds");
+    }
+    let back: Comparison = serde_json::from_value(v).unwrap();
+    assert_eq!(back.settings.rounds, 1);
+    assert!(back.targets.iter().all(|t| t.rounds.is_empty()));
+    let round_trip: Comparison = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+    assert_eq!(round_trip, c);
 }

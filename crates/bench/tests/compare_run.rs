@@ -94,6 +94,7 @@ fn a_run_reports_a_missing_peer_as_skipped() {
         rates: vec![100.0],
         sweep_duration: Duration::from_millis(100),
         closed_duration: Duration::from_millis(100),
+        rounds: 2,
         closed_connections: 1,
         open_connections: 1,
         client_threads: 1,
@@ -115,6 +116,9 @@ fn a_run_reports_a_missing_peer_as_skipped() {
     assert_eq!(c.targets.len(), 1);
     assert!(c.targets[0].skipped.is_some());
     assert!(c.targets[0].closed.is_none() && c.targets[0].sweep.is_empty());
+    // A skipped target is not tried again in the later rounds.
+    assert!(c.targets[0].rounds.is_empty());
+    assert_eq!(c.settings.rounds, 2);
     assert!(c.settings.backend.contains("built-in"));
     // A Palisade target whose binary is missing is skipped with the reason too.
     let env = Env::detect(

@@ -1,5 +1,6 @@
 //! A small end-to-end comparison with a Palisade target (engine Off) in front of the
-//! built-in backend: a sweep of one rate and a closed loop, sampled, then the report.
+//! built-in backend: a sweep of one rate and a closed loop, sampled, a second round
+//! of the closed loop, then the report.
 //!
 //! It runs the `palisade` binary this package builds (`CARGO_BIN_EXE_palisade`).
 
@@ -22,6 +23,7 @@ fn palisade_off_end_to_end() {
         rates: vec![100.0],
         sweep_duration: Duration::from_millis(1000),
         closed_duration: Duration::from_millis(1000),
+        rounds: 2,
         closed_connections: 4,
         open_connections: 4,
         client_threads: 1,
@@ -53,8 +55,19 @@ fn palisade_off_end_to_end() {
     let closed = t.closed.as_ref().unwrap();
     assert!(closed.requests > 50, "{closed:?}");
     assert!(closed.usage.cpu_percent > 0.0);
-    assert!(c.targets[1].skipped.is_some());
+    // The second round started the target again and ran its closed loop.
+    assert_eq!(t.rounds.len(), 2);
+    assert_eq!(t.rounds[0].as_ref(), Some(closed));
+    let second = t.rounds[1].as_ref().unwrap();
+    assert!(second.requests > 50 && second.errors == 0, "{second:?}");
+    assert_eq!(second.status_2xx, second.requests);
+    assert!(c.targets[1].skipped.is_some() && c.targets[1].rounds.is_empty());
     let md = bench::compare::report::render(&c, &[]);
     assert!(md.contains("| Palisade, engine Off | "));
     assert!(md.contains("No ratio column"));
+    assert!(md.contains("## Rounds (closed loop)"), "{md}");
+    assert!(md.contains(&format!(
+        "| Palisade, engine Off | {:.0} | {:.0} | – | – |",
+        closed.requests_per_second, second.requests_per_second
+    )));
 }

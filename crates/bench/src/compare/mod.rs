@@ -10,8 +10,12 @@
 //! For each target it measures ([`sweep`]) memory at idle, then an open-loop rate
 //! sweep and a closed-loop maximum-throughput run with the load generator of
 //! [`crate::http`], sampling CPU and memory of the target's processes from `/proc`
-//! ([`sampler`]) during each run. Servers and the load generator are pinned to the
-//! CPUs given ([`pin`]). [`report`] renders Markdown and [`plot`] the PNG/SVG plots.
+//! ([`sampler`]) during each run. With `--rounds N`, the closed loop of every
+//! target is run N times, the targets in turn within each round, and the ratio to
+//! the plain proxy is taken within each round ([`Comparison::round_ratios`]) and
+//! reported with its [`median`]: on a shared machine the speed drifts between
+//! runs minutes apart, and one run per target put that drift into the ratio.
+//! Servers and the load generator are pinned to the CPUs given ([`pin`]). [`report`] renders Markdown and [`plot`] the PNG/SVG plots.
 //!
 //! The backend is nginx returning a fixed 64-byte body (`return 200`) when nginx is
 //! installed, else the built-in Rust backend ([`backend`]) answering the same body;
@@ -157,6 +161,11 @@ pub struct TargetResult {
     pub sweep: Vec<RunFigures>,
     /// The closed-loop max-throughput run.
     pub closed: Option<RunFigures>,
+    /// With more than one round (`--rounds`): the closed-loop run of each
+    /// round, in order, the first being `closed` (empty with one round, and
+    /// without a run where the target did not start in a round).
+    #[serde(default)]
+    pub rounds: Vec<Option<RunFigures>>,
 }
 
 impl TargetResult {
@@ -170,6 +179,7 @@ impl TargetResult {
             idle: None,
             sweep: Vec::new(),
             closed: None,
+            rounds: Vec::new(),
         }
     }
 }
@@ -209,6 +219,10 @@ pub struct Settings {
     pub load_before: String,
     /// Load average after the runs.
     pub load_after: String,
+    /// Closed-loop rounds (`--rounds`): every target measured once per round,
+    /// in turn (1 in reports written before rounds existed).
+    #[serde(default = "one")]
+    pub rounds: usize,
     /// When the comparison started (UTC, from the system clock).
     pub started: String,
     /// The command line that produced the results (set by the caller).
@@ -217,6 +231,10 @@ pub struct Settings {
     /// The source revision of the binary (set by the caller, e.g. `git describe`).
     #[serde(default)]
     pub revision: String,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A whole comparison: settings and per-target results.
@@ -229,6 +247,37 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// Closed-loop runs of one target per round: the rounds when there were
+    /// more than one, else its one run.
+    fn closed_runs(t: &TargetResult) -> Vec<Option<&RunFigures>> {
+        if t.rounds.is_empty() {
+            vec![t.closed.as_ref()]
+        } else {
+            t.rounds.iter().map(Option::as_ref).collect()
+        }
+    }
+
+    /// The ratio of target `t`'s closed-loop requests/s to the plain proxy's in
+    /// each round where both were measured (one ratio per round; a round where
+    /// either has no run gives none). Targets of a round run one after the
+    /// other, minutes apart at most, so a change of the machine's speed between
+    /// rounds moves both sides of a round's ratio.
+    pub fn round_ratios(&self, t: &TargetResult) -> Vec<f64> {
+        let Some(nginx) = self.targets.iter().find(|t| t.kind == Kind::Nginx) else {
+            return Vec::new();
+        };
+        Self::closed_runs(t)
+            .into_iter()
+            .zip(Self::closed_runs(nginx))
+            .filter_map(|(f, b)| match (f, b) {
+                (Some(f), Some(b)) if b.requests_per_second > 0.0 => {
+                    Some(f.requests_per_second / b.requests_per_second)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The plain proxy's closed-loop requests/s (the ratios' baseline).
     pub fn baseline_rps(&self) -> Option<f64> {
         self.targets
@@ -238,6 +287,22 @@ impl Comparison {
             .map(|c| c.requests_per_second)
             .filter(|r| *r > 0.0)
     }
+}
+
+/// The median of `values` (the mean of the middle two for an even count);
+/// `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 pub use sweep::{run, CompareConfig};

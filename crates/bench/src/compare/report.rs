@@ -32,6 +32,50 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The closed-loop rounds' table (with more than one round): requests/s per
+/// round and target, and the ratio to the plain proxy per round with its
+/// median.
+fn rounds(o: &mut String, c: &Comparison, measured: &[&TargetResult]) {
+    let n = measured.iter().map(|t| t.rounds.len()).max().unwrap_or(0);
+    if n < 2 {
+        return;
+    }
+    let _ = writeln!(o, "## Rounds (closed loop)\n");
+    let _ = writeln!(
+        o,
+        "{n} rounds: in each, every target's closed loop ran in turn (the first round's \
+         runs are the table above). The ratio to the plain proxy is taken within each \
+         round; their median is the comparison's figure.\n"
+    );
+    let head: String = (1..=n).map(|r| format!(" round {r} |")).collect();
+    let _ = writeln!(
+        o,
+        "| target |{head} ratio per round | median ratio |\n|---|{}---|---:|",
+        "---:|".repeat(n)
+    );
+    for t in measured {
+        let cells: String = (0..n)
+            .map(|r| match t.rounds.get(r).and_then(Option::as_ref) {
+                Some(f) => format!(" {:.0} |", f.requests_per_second),
+                None => " – |".into(),
+            })
+            .collect();
+        let ratios = c.round_ratios(t);
+        let list = if ratios.is_empty() {
+            "–".to_string()
+        } else {
+            ratios
+                .iter()
+                .map(|r| format!("{r:.3}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let med = super::median(&ratios).map_or_else(|| "–".into(), |m| format!("{m:.3}"));
+        let _ = writeln!(o, "| {} |{cells} {list} | {med} |", t.label);
+    }
+    let _ = writeln!(o);
+}
+
 fn statuses(f: &RunFigures) -> String {
     format!(
         "{} / {} / {} / {}",
@@ -110,8 +154,8 @@ pub fn render(c: &Comparison, plots: &[&str]) -> String {
         (
             "maximum throughput (closed loop)",
             format!(
-                "{} keep-alive connections, {} s",
-                s.closed_connections, s.closed_seconds
+                "{} keep-alive connections, {} s, {} round(s)",
+                s.closed_connections, s.closed_seconds, s.rounds
             ),
         ),
         (
@@ -189,6 +233,7 @@ pub fn render(c: &Comparison, plots: &[&str]) -> String {
         "\nCPU µs per request (the target's CPU time over its responses) moves less with \
          the machine's other load than requests/s does.\n"
     );
+    rounds(&mut o, c, &measured);
     let _ = writeln!(o, "## Memory\n");
     let _ = writeln!(
         o,

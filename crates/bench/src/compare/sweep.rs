@@ -1,6 +1,8 @@
 //! The measurement loop: backend up, then for each target in turn: start it, read
 //! its idle memory, run the open-loop rate sweep and the closed-loop run while
-//! sampling its processes, stop it.
+//! sampling its processes, stop it. With more than one round (`--rounds`), the
+//! targets are then measured again in turn, the closed loop alone, once per
+//! further round: the ratio to the plain proxy is taken within each round.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,6 +43,9 @@ pub struct CompareConfig {
     pub sweep_duration: Duration,
     /// Duration of the closed-loop run (zero: none).
     pub closed_duration: Duration,
+    /// Closed-loop rounds: every target's closed loop is run once per round,
+    /// the targets in turn within a round (1: the one run of each target).
+    pub rounds: usize,
     /// Closed-loop connections.
     pub closed_connections: usize,
     /// Open-loop connection pool.
@@ -163,6 +168,18 @@ pub fn run(cfg: &CompareConfig, corpus: &[Request], log: Log) -> Result<Comparis
             for &kind in &cfg2.targets {
                 out.push(measure(&cfg2, &env2, kind, backend_addr, &corpus2, log)?);
             }
+            if cfg2.rounds > 1 && !cfg2.closed_duration.is_zero() {
+                for t in out.iter_mut().filter(|t| t.skipped.is_none()) {
+                    t.rounds.push(t.closed.clone());
+                }
+                for round in 2..=cfg2.rounds {
+                    log(&format!("round {round} of {}", cfg2.rounds));
+                    for t in out.iter_mut().filter(|t| t.skipped.is_none()) {
+                        let f = measure_closed(&cfg2, &env2, t.kind, backend_addr, &corpus2, log)?;
+                        t.rounds.push(f);
+                    }
+                }
+            }
             Ok(out)
         })
         .join()
@@ -183,6 +200,11 @@ pub fn run(cfg: &CompareConfig, corpus: &[Request], log: Log) -> Result<Comparis
             rates: cfg.rates.clone(),
             sweep_seconds: cfg.sweep_duration.as_secs_f64(),
             closed_seconds: cfg.closed_duration.as_secs_f64(),
+            rounds: if cfg.closed_duration.is_zero() {
+                1
+            } else {
+                cfg.rounds.max(1)
+            },
             closed_connections: cfg.closed_connections,
             open_connections: cfg.open_connections,
             client_threads: cfg.client_threads,
@@ -242,7 +264,81 @@ pub fn measure(
         idle: Some(idle),
         sweep,
         closed,
+        rounds: Vec::new(),
     })
+}
+
+/// One more round of a target: started, the closed loop, stopped. `None` when
+/// it did not start this time (logged).
+fn measure_closed(
+    cfg: &CompareConfig,
+    env: &Env,
+    kind: Kind,
+    backend: SocketAddr,
+    corpus: &[Request],
+    log: Log,
+) -> Result<Option<RunFigures>, CompareError> {
+    let running = match targets::start(env, kind, backend) {
+        Ok(r) => r,
+        Err(e) => {
+            log(&format!("{}: did not start for this round: {e}", kind.id()));
+            return Ok(None);
+        }
+    };
+    let result = (|| {
+        let target = Target::parse(&format!("http://{}/", running.addr))?;
+        let requests = http::prepare_corpus(corpus, &target, true)?;
+        let base = load_config(cfg, target);
+        closed_run(cfg, kind, running.pid(), &base, requests, log)
+    })();
+    running.stop();
+    result.map(Some)
+}
+
+/// The load generator's settings of the open loop (the closed loop changes the
+/// connections and the duration).
+fn load_config(cfg: &CompareConfig, target: Target) -> LoadConfig {
+    LoadConfig {
+        target,
+        connections: cfg.open_connections.max(1),
+        threads: cfg.client_threads.max(1),
+        duration: cfg.sweep_duration,
+        keep_alive: true,
+        timeout: cfg.timeout,
+        progress: false,
+        requests: None,
+    }
+}
+
+/// The closed-loop run against a started target, its processes sampled.
+fn closed_run(
+    cfg: &CompareConfig,
+    kind: Kind,
+    pid: u32,
+    base: &LoadConfig,
+    requests: Arc<Vec<http::client::Prepared>>,
+    log: Log,
+) -> Result<RunFigures, CompareError> {
+    let c = LoadConfig {
+        connections: cfg.closed_connections.max(1),
+        duration: cfg.closed_duration,
+        ..base.clone()
+    };
+    let sampler = Sampler::start(pid, cfg.sample_interval);
+    let report = http::closed_loop::run(&c, requests)?;
+    let usage = sampler.finish();
+    let f = RunFigures::from_report(&report, usage);
+    log(&format!(
+        "{}: closed loop, {} connections: {:.0} req/s, p50 {:.0} µs, p99 {:.0} µs, PSS {} KiB, CPU {:.0}%",
+        kind.id(),
+        c.connections,
+        f.requests_per_second,
+        f.latency_p50_us,
+        f.latency_p99_us,
+        f.usage.pss_kb_max,
+        f.usage.cpu_percent
+    ));
+    Ok(f)
 }
 
 type Loaded = (Usage, Vec<RunFigures>, Option<RunFigures>);
@@ -265,16 +361,7 @@ fn load_target(
     ));
     let target = Target::parse(&format!("http://{}/", running.addr))?;
     let requests = http::prepare_corpus(corpus, &target, true)?;
-    let base = LoadConfig {
-        target,
-        connections: cfg.open_connections.max(1),
-        threads: cfg.client_threads.max(1),
-        duration: cfg.sweep_duration,
-        keep_alive: true,
-        timeout: cfg.timeout,
-        progress: false,
-        requests: None,
-    };
+    let base = load_config(cfg, target);
     let mut sweep = Vec::new();
     for &rate in &cfg.rates {
         let sampler = Sampler::start(pid, cfg.sample_interval);
@@ -296,26 +383,7 @@ fn load_target(
     let closed = if cfg.closed_duration.is_zero() {
         None
     } else {
-        let c = LoadConfig {
-            connections: cfg.closed_connections.max(1),
-            duration: cfg.closed_duration,
-            ..base
-        };
-        let sampler = Sampler::start(pid, cfg.sample_interval);
-        let report = http::closed_loop::run(&c, requests)?;
-        let usage = sampler.finish();
-        let f = RunFigures::from_report(&report, usage);
-        log(&format!(
-            "{}: closed loop, {} connections: {:.0} req/s, p50 {:.0} µs, p99 {:.0} µs, PSS {} KiB, CPU {:.0}%",
-            kind.id(),
-            c.connections,
-            f.requests_per_second,
-            f.latency_p50_us,
-            f.latency_p99_us,
-            f.usage.pss_kb_max,
-            f.usage.cpu_percent
-        ));
-        Some(f)
+        Some(closed_run(cfg, kind, pid, &base, requests, log)?)
     };
     Ok((idle, sweep, closed))
 }

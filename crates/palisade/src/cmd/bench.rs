@@ -592,6 +592,13 @@ pub struct CompareArgs {
     /// Duration of the closed-loop run (0s: none).
     #[arg(long, default_value = "10s")]
     pub duration: String,
+    /// Closed-loop rounds: after the first (sweep and closed loop of each
+    /// target), every target's closed loop is run again, the targets in turn,
+    /// once per further round; the report gives the ratio to the plain proxy in
+    /// each round and their median, which a change of the machine's speed
+    /// during the comparison moves far less than a single run's ratio.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=50))]
+    pub rounds: u16,
     /// Closed-loop connections.
     #[arg(long, default_value_t = 32)]
     pub connections: usize,
@@ -678,6 +685,7 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
             rates,
             sweep_duration: bench::http::parse_duration(&args.sweep_duration)?,
             closed_duration: bench::http::parse_duration(&args.duration)?,
+            rounds: usize::from(args.rounds),
             closed_connections: args.connections.max(1),
             open_connections: args.open_connections.max(1),
             client_threads: args.client_threads.max(1),
