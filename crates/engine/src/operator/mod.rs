@@ -131,6 +131,12 @@ impl Captures {
         self.len == 0
     }
 
+    /// Heap bytes held by the group buffers.
+    pub fn capacity_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Vec<u8>>()
+            + self.slots.iter().map(Vec::capacity).sum::<usize>()
+    }
+
     /// Group `i`, if it was set.
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         (i < self.len && self.present & (1 << i) != 0).then(|| self.slots[i].as_slice())

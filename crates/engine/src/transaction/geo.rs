@@ -52,7 +52,7 @@ impl Transaction {
             for value in values.drain(..) {
                 // The operator captures nothing: no stale groups of an earlier rule
                 // may be stored by `capture`.
-                self.captures.clear();
+                self.work.captures.clear();
                 let hit = match geo.lookup(&value) {
                     Some(record) => {
                         for (key, v) in record.iter() {

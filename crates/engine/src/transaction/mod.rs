@@ -38,7 +38,6 @@ use crate::audit::MatchedRule;
 use crate::body::{self, Arg};
 use crate::collection::{Collection, CollectionStore};
 use crate::config::{AuditEngine, LimitAction};
-use crate::operator::Captures;
 use crate::program::Program;
 use crate::rule::Exclusion;
 use crate::variable::Var;
@@ -172,7 +171,6 @@ pub struct Transaction {
     /// The pooled TX kept for the prologue to restore (see
     /// [`crate::collection::Collection::restore_from`]); empty otherwise.
     pub(crate) tx_base: Collection,
-    pub(crate) captures: Captures,
     pub(crate) matched: records::Records,
     mode: EngineMode,
     intervention: Option<Intervention>,
@@ -252,7 +250,6 @@ impl Transaction {
                 ..State::default()
             },
             tx_base,
-            captures: Captures::default(),
             matched: records::Records::default(),
             mode,
             intervention: None,

@@ -685,9 +685,9 @@ impl Transaction {
                 }
                 for value in values {
                     if rule.capture {
-                        self.captures.clear();
+                        self.work.captures.clear();
                     }
-                    let hit = op.evaluate(&value, rule.capture.then_some(&mut self.captures));
+                    let hit = op.evaluate(&value, rule.capture.then_some(&mut self.work.captures));
                     any_hit |= hit;
                     if hit != negated {
                         matched_any = true;
@@ -713,14 +713,13 @@ impl Transaction {
                         None
                     };
                     // A cached match of a `capture` rule comes with its groups
-                    // (into `self.captures`); without them, evaluate.
+                    // (into `self.work.captures`); without them, evaluate.
                     let known = cached.filter(|_| !program.options.verify).filter(|&k| {
                         k == negated
                             || !(k && rule.capture)
-                            || self
-                                .data
-                                .cached(slot, &program.caches)
-                                .is_some_and(|e| e.captures_into(rule.index, &mut self.captures))
+                            || self.data.cached(slot, &program.caches).is_some_and(|e| {
+                                e.captures_into(rule.index, &mut self.work.captures)
+                            })
                     });
                     if let Some(known) = known {
                         if known == negated {
@@ -765,9 +764,9 @@ impl Transaction {
                         &self.data.entry(slot).value,
                     );
                     if rule.capture {
-                        self.captures.clear();
+                        self.work.captures.clear();
                     }
-                    let hit = op.evaluate(v, rule.capture.then_some(&mut self.captures));
+                    let hit = op.evaluate(v, rule.capture.then_some(&mut self.work.captures));
                     if let Some(c) = cached {
                         if program.options.verify {
                             assert_eq!(
@@ -791,7 +790,7 @@ impl Transaction {
                             .cached_known(slot)
                             .is_some_and(|e| e.captures_into(rule.index, &mut groups));
                         assert!(
-                            found && (0..10).all(|i| groups.get(i) == self.captures.get(i)),
+                            found && (0..10).all(|i| groups.get(i) == self.work.captures.get(i)),
                             "cached groups of rule {} differ",
                             rule.chain_id
                         );
@@ -816,9 +815,11 @@ impl Transaction {
                         match (self.data.cached_known(slot), &matched) {
                             // A match (not negated): recorded with its transformed
                             // value and groups.
-                            (Some(e), Some(_)) if hit => {
-                                e.set_match(rule.index, rule.capture.then_some(&self.captures), v)
-                            }
+                            (Some(e), Some(_)) if hit => e.set_match(
+                                rule.index,
+                                rule.capture.then_some(&self.work.captures),
+                                v,
+                            ),
                             (Some(e), _) => e.set_result(rule.index, hit),
                             (None, _) => self.data.add_cost(slot, 1),
                         }
@@ -835,9 +836,9 @@ impl Transaction {
                         &mut tbuf,
                     );
                     if rule.capture {
-                        self.captures.clear();
+                        self.work.captures.clear();
                     }
-                    let hit = op.evaluate(&vbuf, rule.capture.then_some(&mut self.captures));
+                    let hit = op.evaluate(&vbuf, rule.capture.then_some(&mut self.work.captures));
                     let matched = (hit != negated).then(|| {
                         let mut e = self.state.matched_vars.spare();
                         e.value.extend_from_slice(&vbuf);
@@ -866,8 +867,8 @@ impl Transaction {
         // and leaves the other TX:0-9 as they were: a group captured by an earlier
         // rule keeps its value.
         if rule.capture && hit {
-            for (i, digit) in DIGITS.iter().enumerate().take(self.captures.len()) {
-                if let Some(g) = self.captures.get(i) {
+            for (i, digit) in DIGITS.iter().enumerate().take(self.work.captures.len()) {
+                if let Some(g) = self.work.captures.get(i) {
                     self.state.tx.set_lower(digit, g);
                 }
             }
@@ -920,11 +921,11 @@ impl Transaction {
                 }
             }
             if rule.capture {
-                self.captures.clear();
+                self.work.captures.clear();
             }
             let base = &self.data.entry(slot).value;
             let value = self.work.memo.get(chains, slot, chain, base);
-            let hit = op.evaluate(value, rule.capture.then_some(&mut self.captures));
+            let hit = op.evaluate(value, rule.capture.then_some(&mut self.work.captures));
             any_hit |= hit;
             if hit != negated {
                 matched = true;

@@ -93,6 +93,11 @@ pub(crate) struct WorkSet {
     pub lent_for: Option<super::groups::LentFor>,
     /// The candidates a rule's prefilter test keeps (see `eval_candidates`).
     pub kept: Vec<Candidate>,
+    /// The groups of a `capture` rule's match, before they go into TX:0-9
+    /// (kept with the set: a new transaction's first captures would otherwise
+    /// allocate the ten group buffers again; R2 with the result cache about 20
+    /// allocations per request).
+    pub captures: crate::operator::Captures,
 }
 
 impl WorkSet {
@@ -116,6 +121,7 @@ impl WorkSet {
         self.setvar_buf.clear();
         self.setvar_key.clear();
         self.lean_buf.clear();
+        self.captures.clear();
         self.owner = 0;
     }
 
@@ -151,6 +157,7 @@ impl WorkSet {
             + self.admission.capacity_bytes()
             + self.stops.capacity_bytes()
             + self.lent_buf.capacity() * 8
+            + self.captures.capacity_bytes()
     }
 }
 
