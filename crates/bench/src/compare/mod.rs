@@ -15,7 +15,8 @@
 //! the plain proxy is taken within each round ([`Comparison::round_ratios`]) and
 //! reported with its [`median`]: on a shared machine the speed drifts between
 //! runs minutes apart, and one run per target put that drift into the ratio.
-//! Servers and the load generator are pinned to the CPUs given ([`pin`]). [`report`] renders Markdown and [`plot`] the PNG/SVG plots.
+//! Servers and the load generator are pinned to the CPUs given ([`pin`]).
+//! [`report`] renders Markdown and [`plot`] the PNG/SVG plots.
 //!
 //! The backend is nginx returning a fixed 64-byte body (`return 200`) when nginx is
 //! installed, else the built-in Rust backend ([`backend`]) answering the same body;

@@ -131,6 +131,17 @@ impl Captures {
         self.len == 0
     }
 
+    /// Empties the captures and frees the group buffers holding more than
+    /// `max` bytes (the others are kept for reuse).
+    pub fn trim(&mut self, max: usize) {
+        self.clear();
+        for s in &mut self.slots {
+            if s.capacity() > max {
+                *s = Vec::new();
+            }
+        }
+    }
+
     /// Heap bytes held by the group buffers.
     pub fn capacity_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Vec<u8>>()

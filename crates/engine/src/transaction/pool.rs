@@ -277,6 +277,7 @@ pub(crate) fn give_work(mut w: Box<WorkSet>, last: bool) {
                 *b = Vec::new();
             }
         }
+        w.captures.trim(KEEP_MAX_BUFFER);
         debug_assert!(w.tracked_bytes_hold(), "a work set's kept size is wrong");
         w.bytes = memo + w.other_bytes();
     }
@@ -399,6 +400,25 @@ mod tests {
             let held = b.data.capacity_bytes();
             assert!(held > 0, "the small buffers are kept");
             assert!(held < KEEP_MAX_BUFFER, "the large one is freed: {held}");
+        })
+        .join()
+        .expect("the test thread panicked");
+    }
+
+    #[test]
+    fn large_capture_buffers_are_freed_and_the_work_set_kept() {
+        std::thread::spawn(|| {
+            let mut w = Box::<WorkSet>::default();
+            w.owner = 3;
+            w.captures.set(0, &vec![b'x'; KEEP_MAX_BUFFER + 1]);
+            w.captures.set(1, b"small");
+            give_work(w, true);
+            assert_eq!(kept_work(), 1);
+            let w = take_work(3);
+            let held = w.captures.capacity_bytes();
+            assert!(held >= 5, "the small buffer is kept: {held}");
+            assert!(held < KEEP_MAX_BUFFER, "the large one is freed: {held}");
+            assert!(w.captures.is_empty() && w.captures.get(1).is_none());
         })
         .join()
         .expect("the test thread panicked");
