@@ -285,20 +285,22 @@ fn measure_closed(
             return Ok(None);
         }
     };
-    let result = (|| {
-        let target = Target::parse(&format!("http://{}/", running.addr))?;
-        let requests = http::prepare_corpus(corpus, &target, true)?;
-        let base = load_config(cfg, target);
-        closed_run(cfg, kind, running.pid(), &base, requests, log)
-    })();
+    let result = load_for(cfg, &running, corpus)
+        .and_then(|(base, requests)| closed_run(cfg, kind, running.pid(), &base, requests, log));
     running.stop();
     result.map(Some)
 }
 
-/// The load generator's settings of the open loop (the closed loop changes the
-/// connections and the duration).
-fn load_config(cfg: &CompareConfig, target: Target) -> LoadConfig {
-    LoadConfig {
+/// The load generator's open-loop settings against a started target (the closed
+/// loop changes the connections and the duration) and the corpus serialised for it.
+fn load_for(
+    cfg: &CompareConfig,
+    running: &Running,
+    corpus: &[Request],
+) -> Result<(LoadConfig, Arc<Vec<http::client::Prepared>>), CompareError> {
+    let target = Target::parse(&format!("http://{}/", running.addr))?;
+    let requests = http::prepare_corpus(corpus, &target, true)?;
+    let base = LoadConfig {
         target,
         connections: cfg.open_connections.max(1),
         threads: cfg.client_threads.max(1),
@@ -307,7 +309,8 @@ fn load_config(cfg: &CompareConfig, target: Target) -> LoadConfig {
         timeout: cfg.timeout,
         progress: false,
         requests: None,
-    }
+    };
+    Ok((base, requests))
 }
 
 /// The closed-loop run against a started target, its processes sampled.
@@ -359,9 +362,7 @@ fn load_target(
         idle.pss_kb_max,
         idle.processes
     ));
-    let target = Target::parse(&format!("http://{}/", running.addr))?;
-    let requests = http::prepare_corpus(corpus, &target, true)?;
-    let base = load_config(cfg, target);
+    let (base, requests) = load_for(cfg, running, corpus)?;
     let mut sweep = Vec::new();
     for &rate in &cfg.rates {
         let sampler = Sampler::start(pid, cfg.sample_interval);
