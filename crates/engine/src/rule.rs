@@ -414,15 +414,17 @@ pub enum CtlAction {
     Other(&'static str, String),
 }
 
-/// Rule metadata for logs.
+/// Rule metadata for logs. `severity` comes first (`repr(C)`): the rule loop
+/// reads it at every match (HIGHEST_SEVERITY), the rest only records do.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct Meta {
+    /// `severity`.
+    pub severity: Option<u8>,
     /// `msg`.
     pub msg: Option<MacroString>,
     /// `logdata`.
     pub logdata: Option<MacroString>,
-    /// `severity`.
-    pub severity: Option<u8>,
     /// `tag`s.
     pub tags: Vec<String>,
     /// `rev`.
@@ -436,69 +438,36 @@ pub struct Meta {
 }
 
 /// A compiled rule (or chain link).
+///
+/// Laid out in declaration order (`repr(C)`), the fields the rule loop reads at
+/// every rule it visits first: its folded result, jumps, lean plan, `setvar`s,
+/// ids, prefilter bit and group, flags and then the severity (first in
+/// [`Meta`]) share the struct's first cache lines, and what only a match's
+/// record or a message reads comes last. A proxy's network path evicts the
+/// rules between requests; each rule visited then costs fewer line fetches.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Rule {
+    /// The result of this rule for every request, when the compiler could
+    /// evaluate it at load time (see [`crate::prune`]).
+    pub static_result: Option<crate::prune::StaticResult>,
+    /// `skipAfter` target: index in the phase's step list to continue from.
+    pub skip_after: Option<usize>,
+    /// Where its values are, when the rule loop can find them without the
+    /// general target resolution (see [`crate::lean`]; with pre-pruning).
+    pub lean: Option<crate::lean::LeanPlan>,
+    /// Set variables (run on every match).
+    pub setvars: Vec<SetVarAction>,
     /// Its index in [`crate::Program::rules`].
     pub index: RuleIdx,
     /// The id (0 for chain links).
     pub id: u32,
     /// The id of the chain starter (equal to `id` for starters).
     pub chain_id: u32,
-    /// The phase (1-5).
-    pub phase: u8,
-    /// The line it was written at (in `record.file`).
-    pub line: u32,
-    /// Whether this is a SecAction (no targets; always matches).
-    pub unconditional: bool,
-    /// Targets.
-    pub targets: Vec<TargetSpec>,
-    /// Exclusions.
-    pub exclusions: Vec<Exclusion>,
-    /// The operator.
-    pub operator: RuleOperator,
     /// The transformation chain (interned id; 0 = none).
     pub transforms: u32,
-    /// `multiMatch`.
-    pub multi_match: bool,
-    /// `capture`.
-    pub capture: bool,
-    /// The next link of the chain.
-    pub chain_next: Option<RuleIdx>,
-    /// Set variables (run on every match).
-    pub setvars: Vec<SetVarAction>,
-    /// The resolved disruptive action.
-    pub disruptive: Disruptive,
-    /// Whether the disruptive action came from `block`.
-    pub is_block: bool,
-    /// `status`.
-    pub status: Option<u16>,
-    /// Whether a match is logged.
-    pub log: bool,
-    /// Whether a match goes to the audit log.
-    pub auditlog: bool,
-    /// Metadata.
-    pub meta: Meta,
-    /// What its records share (see [`crate::audit::RecordParts`]), among them
-    /// the file the rule was written in.
-    pub record: crate::audit::RecordParts,
-    /// `ctl` actions.
-    pub ctls: Vec<CtlAction>,
     /// `skip:N`.
     pub skip: u32,
-    /// `skipAfter` target: index in the phase's step list to continue from.
-    pub skip_after: Option<usize>,
-    /// The `skipAfter` marker name, for messages.
-    pub skip_after_name: Option<String>,
-    /// `initcol:col=key`.
-    pub initcols: Vec<(Var, MacroString)>,
-    /// `setsid`.
-    pub setsid: Option<MacroString>,
-    /// `setuid`.
-    pub setuid: Option<MacroString>,
-    /// `setenv:name=value`.
-    pub setenvs: Vec<(MacroString, MacroString)>,
-    /// `expirevar:col.key=seconds`.
-    pub expirevars: Vec<(Var, MacroString, MacroString)>,
     /// This rule's bit in the program's prefilter, when its operator has
     /// required literals.
     pub prefilter: Option<u32>,
@@ -515,29 +484,70 @@ pub struct Rule {
     /// exclusions share one resolution per transaction while the data stay the
     /// same.
     pub target_set: Option<u32>,
-    /// The result of this rule for every request, when the compiler could
-    /// evaluate it at load time (see [`crate::prune`]).
-    pub static_result: Option<crate::prune::StaticResult>,
-    /// A macro operator argument that expands the same for every request, with
-    /// the operator built from it at load time (see [`crate::prune`]).
-    pub resolved_op: Option<(String, std::sync::Arc<dyn crate::operator::Operator>)>,
+    /// The next link of the chain.
+    pub chain_next: Option<RuleIdx>,
+    /// `status`.
+    pub status: Option<u16>,
+    /// The phase (1-5).
+    pub phase: u8,
+    /// Whether this is a SecAction (no targets; always matches).
+    pub unconditional: bool,
+    /// `multiMatch`.
+    pub multi_match: bool,
+    /// `capture`.
+    pub capture: bool,
+    /// Whether the disruptive action came from `block`.
+    pub is_block: bool,
+    /// Whether a match is logged.
+    pub log: bool,
+    /// Whether a match goes to the audit log.
+    pub auditlog: bool,
     /// Whether the operator's result is a pure function of the transformed value
     /// (built at load time): cacheable per value. With `capture` or `multiMatch`,
     /// only "no match" is cached (a match must fill TX:0-9).
     pub pure: bool,
-    /// Where its values are, when the rule loop can find them without the
-    /// general target resolution (see [`crate::lean`]; with pre-pruning).
-    pub lean: Option<crate::lean::LeanPlan>,
     /// Whether its `msg` and `logdata` are expanded when its record is read
     /// rather than at its match (see [`crate::deferred_log`]; with pre-pruning).
     pub defer_log: bool,
-    /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
-    pub sanitise: Vec<(&'static str, Option<MacroString>)>,
     /// Whether it has one of the actions a full match runs before logging
     /// (`ctl`, `initcol`, `setsid`, `setuid`, `sanitise*`, `setenv`,
     /// `expirevar`; see [`Rule::has_match_actions`]): most rules have none, and
     /// their matches pass over the lists with one test.
     pub match_actions: bool,
+    /// Metadata.
+    pub meta: Meta,
+    /// The operator.
+    pub operator: RuleOperator,
+    /// A macro operator argument that expands the same for every request, with
+    /// the operator built from it at load time (see [`crate::prune`]).
+    pub resolved_op: Option<(String, std::sync::Arc<dyn crate::operator::Operator>)>,
+    /// The resolved disruptive action.
+    pub disruptive: Disruptive,
+    /// Targets.
+    pub targets: Vec<TargetSpec>,
+    /// Exclusions.
+    pub exclusions: Vec<Exclusion>,
+    /// The line it was written at (in `record.file`).
+    pub line: u32,
+    /// What its records share (see [`crate::audit::RecordParts`]), among them
+    /// the file the rule was written in.
+    pub record: crate::audit::RecordParts,
+    /// `ctl` actions.
+    pub ctls: Vec<CtlAction>,
+    /// The `skipAfter` marker name, for messages.
+    pub skip_after_name: Option<String>,
+    /// `initcol:col=key`.
+    pub initcols: Vec<(Var, MacroString)>,
+    /// `setsid`.
+    pub setsid: Option<MacroString>,
+    /// `setuid`.
+    pub setuid: Option<MacroString>,
+    /// `setenv:name=value`.
+    pub setenvs: Vec<(MacroString, MacroString)>,
+    /// `expirevar:col.key=seconds`.
+    pub expirevars: Vec<(Var, MacroString, MacroString)>,
+    /// `sanitiseArg`, `sanitiseMatched`, ... (names and macro arguments).
+    pub sanitise: Vec<(&'static str, Option<MacroString>)>,
 }
 
 impl Rule {
@@ -570,6 +580,36 @@ pub enum Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fields_the_rule_loop_reads_are_in_the_first_three_cache_lines() {
+        use std::mem::offset_of;
+        let hot = [
+            ("static_result", offset_of!(Rule, static_result)),
+            ("skip_after", offset_of!(Rule, skip_after)),
+            ("lean", offset_of!(Rule, lean)),
+            ("setvars", offset_of!(Rule, setvars)),
+            ("index", offset_of!(Rule, index)),
+            ("skip", offset_of!(Rule, skip)),
+            ("prefilter", offset_of!(Rule, prefilter)),
+            ("prefilter_group", offset_of!(Rule, prefilter_group)),
+            ("chain_next", offset_of!(Rule, chain_next)),
+            ("unconditional", offset_of!(Rule, unconditional)),
+            ("match_actions", offset_of!(Rule, match_actions)),
+            ("severity", offset_of!(Rule, meta) + offset_of!(Meta, severity)),
+        ];
+        for (name, at) in hot {
+            assert!(at < 192, "{name} at byte {at}");
+        }
+        // What only records and messages read comes after them.
+        for (name, at) in [
+            ("record", offset_of!(Rule, record)),
+            ("sanitise", offset_of!(Rule, sanitise)),
+            ("line", offset_of!(Rule, line)),
+        ] {
+            assert!(at >= 192, "{name} at byte {at}");
+        }
+    }
 
     #[test]
     fn anchored_key_patterns_reject_by_prefix_exactly_as_the_regex() {
