@@ -596,7 +596,10 @@ mod tests {
             ("chain_next", offset_of!(Rule, chain_next)),
             ("unconditional", offset_of!(Rule, unconditional)),
             ("match_actions", offset_of!(Rule, match_actions)),
-            ("severity", offset_of!(Rule, meta) + offset_of!(Meta, severity)),
+            (
+                "severity",
+                offset_of!(Rule, meta) + offset_of!(Meta, severity),
+            ),
         ];
         for (name, at) in hot {
             assert!(at < 192, "{name} at byte {at}");
