@@ -17,8 +17,16 @@ use smallvec::SmallVec;
 macro_rules! inline_bytes {
     ($(#[$doc:meta])* $name:ident, $n:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Default, PartialEq, Eq)]
+        #[derive(Debug, Default)]
         struct $name(SmallVec<[u8; $n]>);
+
+        impl PartialEq for $name {
+            fn eq(&self, other: &Self) -> bool {
+                crate::bytes_eq::bytes_eq(&self.0, &other.0)
+            }
+        }
+
+        impl Eq for $name {}
 
         impl $name {
             /// A copy of `b`: a short one goes inline with one copy of the whole
@@ -91,6 +99,24 @@ inline_bytes!(
     Key,
     40
 );
+
+/// A borrowed key to look a member up by: hashed as [`Key`] is (as its bytes)
+/// and compared with [`crate::bytes_eq::bytes_eq`], not `memcmp`.
+#[derive(Clone, Copy)]
+struct ByteKey<'a>(&'a [u8]);
+
+impl std::hash::Hash for ByteKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl indexmap::Equivalent<Key> for ByteKey<'_> {
+    #[inline]
+    fn equivalent(&self, key: &Key) -> bool {
+        crate::bytes_eq::bytes_eq(self.0, key)
+    }
+}
 inline_bytes!(
     /// A value, stored inline when short (scores, flags, levels).
     Value,
@@ -374,7 +400,7 @@ impl Collection {
     pub fn get(&self, key: &str) -> Option<&[u8]> {
         let key = key.as_bytes();
         if !key.iter().any(u8::is_ascii_uppercase) {
-            return self.vars.get(key).map(|v| v.as_slice());
+            return self.vars.get(&ByteKey(key)).map(|v| v.as_slice());
         }
         // Rules name members in upper case (`TX:BLOCKING_PARANOIA_LEVEL`): the
         // lower-cased key on the stack, not in a new string per lookup.
@@ -383,7 +409,7 @@ impl Collection {
             Some(b) => {
                 b.copy_from_slice(key);
                 b.make_ascii_lowercase();
-                self.vars.get(&*b)
+                self.vars.get(&ByteKey(b))
             }
             None => self.vars.get(key.to_ascii_lowercase().as_slice()),
         };
@@ -403,7 +429,7 @@ impl Collection {
         if let Some(i) = digit_key(key).and_then(|d| self.digit_index(d)) {
             return self.vars.get_index(i).map(|(_, v)| v.as_slice());
         }
-        self.vars.get(key).map(|v| v.as_slice())
+        self.vars.get(&ByteKey(key)).map(|v| v.as_slice())
     }
 
     /// As [`Collection::get_lower_bytes`], trying the position `hint` gives first
@@ -413,7 +439,7 @@ impl Collection {
         if let Some(i) = self.hinted_index(key, hint) {
             return self.vars.get_index(i).map(|(_, v)| v.as_slice());
         }
-        let (i, _, v) = self.vars.get_full(key)?;
+        let (i, _, v) = self.vars.get_full(&ByteKey(key))?;
         hint.set(i);
         Some(v.as_slice())
     }
@@ -423,7 +449,7 @@ impl Collection {
     fn hinted_index(&self, key: &[u8], hint: &Hint) -> Option<usize> {
         let i = hint.get() as usize;
         let (k, _) = self.vars.get_index(i)?;
-        (k.as_slice() == key).then_some(i)
+        crate::bytes_eq::bytes_eq(k, key).then_some(i)
     }
 
     /// As [`Collection::set_lower_bytes`], trying the position `hint` gives first
@@ -469,7 +495,7 @@ impl Collection {
         if let Some(i) = hint.and_then(|h| self.hinted_index(key, h)) {
             return Some(i);
         }
-        let i = self.vars.get_index_of(key)?;
+        let i = self.vars.get_index_of(&ByteKey(key))?;
         if let Some(h) = hint {
             h.set(i);
         }

@@ -122,9 +122,9 @@ impl KeyRegex {
         };
         // (A key already in lower case, as TX keys are, compares as bytes.)
         if !first
-            || !key
-                .get(..self.prefix.len())
-                .is_some_and(|p| p == self.prefix || p.eq_ignore_ascii_case(&self.prefix))
+            || !key.get(..self.prefix.len()).is_some_and(|p| {
+                crate::bytes_eq::bytes_eq(p, &self.prefix) || p.eq_ignore_ascii_case(&self.prefix)
+            })
         {
             return false;
         }
