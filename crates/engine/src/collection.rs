@@ -100,6 +100,12 @@ inline_bytes!(
     40
 );
 
+inline_bytes!(
+    /// A value, stored inline when short (scores, flags, levels).
+    Value,
+    24
+);
+
 /// A borrowed key to look a member up by: hashed as [`Key`] is (as its bytes)
 /// and compared with [`crate::bytes_eq::bytes_eq`], not `memcmp`.
 #[derive(Clone, Copy)]
@@ -117,11 +123,6 @@ impl indexmap::Equivalent<Key> for ByteKey<'_> {
         crate::bytes_eq::bytes_eq(self.0, key)
     }
 }
-inline_bytes!(
-    /// A value, stored inline when short (scores, flags, levels).
-    Value,
-    24
-);
 
 /// Where a key was last found in a collection: a hint, kept by the rule that
 /// names the key (a macro's `%{tx.key}`, a `setvar` key), checked against the
