@@ -15,6 +15,7 @@
 pub mod audit;
 pub mod audit_json;
 pub mod body;
+mod buffers;
 pub mod bytes_eq;
 pub mod chains;
 pub mod classes;

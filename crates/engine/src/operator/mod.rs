@@ -136,9 +136,7 @@ impl Captures {
     pub fn trim(&mut self, max: usize) {
         self.clear();
         for s in &mut self.slots {
-            if s.capacity() > max {
-                *s = Vec::new();
-            }
+            crate::buffers::shed(s, max);
         }
     }
 

@@ -214,10 +214,7 @@ impl Data {
         let mut held = 0;
         for e in &mut self.arena {
             for b in [&mut e.key, &mut e.value] {
-                if b.capacity() > max {
-                    *b = Vec::new();
-                }
-                held += b.capacity();
+                held += crate::buffers::shed(b, max);
             }
         }
         held

@@ -113,9 +113,7 @@ impl MatchedVars {
             if m.name.capacity() > max {
                 m.name = String::new();
             }
-            if m.value.capacity() > max {
-                m.value = Vec::new();
-            }
+            crate::buffers::shed(&mut m.value, max);
         }
         self.capacity_bytes()
     }

@@ -254,9 +254,7 @@ impl TransformMemo {
             .iter_mut()
             .chain([&mut self.walk.0, &mut self.walk.1])
         {
-            if b.capacity() > max {
-                *b = Vec::new();
-            }
+            crate::buffers::shed(b, max);
         }
         self.capacity_bytes()
     }

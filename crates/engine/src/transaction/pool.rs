@@ -273,9 +273,7 @@ pub(crate) fn give_work(mut w: Box<WorkSet>, last: bool) {
             &mut w.setvar_key,
             &mut w.lean_buf,
         ] {
-            if b.capacity() > KEEP_MAX_BUFFER {
-                *b = Vec::new();
-            }
+            crate::buffers::shed(b, KEEP_MAX_BUFFER);
         }
         w.captures.trim(KEEP_MAX_BUFFER);
         debug_assert!(w.tracked_bytes_hold(), "a work set's kept size is wrong");
