@@ -159,11 +159,13 @@ struct RuleKinds {
     negated: Box<[u64]>,
 }
 
-/// The arrays of [`ValueEntry::bits`].
-const KNOWN: usize = 0;
-const MATCHED: usize = 1;
-const CLEAR: usize = 2;
-const MAYBE: usize = 3;
+/// The arrays of [`ValueEntry::bits`], the maybe set first:
+/// [`ValueEntry::maybe_into`] reads it from the start of the run, with no
+/// offset to compute per value.
+const MAYBE: usize = 0;
+const KNOWN: usize = 1;
+const MATCHED: usize = 2;
+const CLEAR: usize = 3;
 
 impl ValueEntry {
     fn new(
@@ -178,7 +180,7 @@ impl ValueEntry {
             value,
             words,
             bits: (0..4 * words)
-                .map(|i| AtomicU64::new(if i >= MAYBE * words { u64::MAX } else { 0 }))
+                .map(|i| AtomicU64::new(if i < words { u64::MAX } else { 0 }))
                 .collect(),
             kinds,
             captures: OnceLock::new(),
@@ -237,7 +239,7 @@ impl ValueEntry {
     /// array: this runs once per cached value and transaction, and reads one word
     /// per word of `mask` with rules).
     pub fn maybe_into(&self, out: &mut [u64], mask: &[(u32, u64)]) {
-        let maybe = self.bits.get(MAYBE * self.words..).unwrap_or_default();
+        let maybe = self.bits.get(..self.words).unwrap_or_default();
         for &(w, r) in mask {
             if let (Some(o), Some(m)) = (out.get_mut(w as usize), maybe.get(w as usize)) {
                 *o |= m.load(Ordering::Relaxed) & r;

@@ -313,20 +313,25 @@ impl Transaction {
         m.empty = true;
         m.uncached.clear();
         m.uncached.resize(plan.classes.len().div_ceil(64), 0);
-        for k in 0..data.slots(lp.var).len() {
-            let slot = data.slots(lp.var)[k];
+        let m = &mut *m;
+        let pick = |key: &[u8]| {
             let keyed = if lp.keyed.is_empty() {
                 None
             } else {
-                lp.keyed_plan(&data.entry(slot).key)
+                lp.keyed_plan(key)
             };
-            let (classes, rules) = match keyed {
-                Some(kp) => (&kp.classes, &kp.rule_runs),
-                None if lp.all => (&lp.classes, &lp.rule_runs),
+            match keyed {
+                Some(kp) => Some((&kp.classes, &kp.rule_runs)),
+                None if lp.all => Some((&lp.classes, &lp.rule_runs)),
                 // No pure class holds the value.
-                None => continue,
-            };
-            match data.cached(slot, &program.caches) {
+                None => None,
+            }
+        };
+        data.each_cached(
+            lp.var,
+            &program.caches,
+            pick,
+            |(classes, rules), cached| match cached {
                 Some(e) => {
                     if m.empty {
                         m.empty = false;
@@ -335,8 +340,8 @@ impl Transaction {
                     e.maybe_into(&mut m.rules, rules);
                 }
                 None => or_into(&mut m.uncached, classes),
-            }
-        }
+            },
+        );
     }
 }
 

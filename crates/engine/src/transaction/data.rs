@@ -253,6 +253,40 @@ impl Data {
         }
     }
 
+    /// For each value of `var`'s list, in order: `pick` is given its key, and
+    /// when it picks the value, `f` is given what it returned and the value's
+    /// result-cache entry (as [`Data::cached`] gives it, looked up on first
+    /// use). One pass over the list, each slot's state read in place.
+    #[inline]
+    pub fn each_cached<P>(
+        &mut self,
+        var: Var,
+        cache: &ResultCache,
+        mut pick: impl FnMut(&[u8]) -> Option<P>,
+        mut f: impl FnMut(P, Option<&ValueEntry>),
+    ) {
+        let Some(slots) = self.lists.get(var as usize) else {
+            return;
+        };
+        for &slot in slots {
+            let i = slot as usize;
+            let (Some(state), Some(e)) = (self.cached.get_mut(i), self.arena.get(i)) else {
+                continue;
+            };
+            let Some(p) = pick(&e.key) else {
+                continue;
+            };
+            if let Cached::NotLooked = state {
+                *state = Self::look_up(&mut self.table, cache, &e.value);
+            }
+            let entry = match *state {
+                Cached::Hit(h) => self.table.as_ref().and_then(|t| t.entry(h)),
+                _ => None,
+            };
+            f(p, entry);
+        }
+    }
+
     /// The result-cache entry of a slot whose value [`Data::cached`] has looked
     /// up (`None` when it has not, or the table has none), read without
     /// borrowing the data mutably: the caller may hold the slot's value.
@@ -392,6 +426,43 @@ mod tests {
         assert!(data.table.is_none());
         let c = data.push(Var::ArgsGet, b"c", b"1");
         assert!(data.cached(c, &cache).is_some());
+    }
+
+    #[test]
+    fn each_cached_gives_the_picked_values_entries_in_list_order_and_looks_up_no_other() {
+        let cache = std::sync::Arc::new(ResultCache::with_capacity(10, (&[], &[]), 8, true));
+        for _ in 0..64 {
+            if cache.rebuilds() > 0 {
+                break;
+            }
+            cache.report([(&b"hot"[..], 5)].into_iter());
+        }
+        assert!(cache.lookup(b"hot").is_some());
+        let mut data = Data::default();
+        data.push(Var::ArgsGet, b"a", b"hot");
+        data.push(Var::RequestHeaders, b"h", b"hot");
+        let skipped = data.push(Var::ArgsGet, b"skip", b"hot");
+        data.push(Var::ArgsGet, b"b", b"cold");
+        data.push(Var::ArgsGet, b"c", b"hot");
+        let mut seen = Vec::new();
+        data.each_cached(
+            Var::ArgsGet,
+            &cache,
+            |key| (key != b"skip").then(|| key.to_vec()),
+            |key, e| seen.push((key, e.map(|e| e.value().to_vec()))),
+        );
+        let hot = Some(b"hot".to_vec());
+        assert_eq!(
+            seen,
+            [
+                (b"a".to_vec(), hot.clone()),
+                (b"b".to_vec(), None),
+                (b"c".to_vec(), hot),
+            ]
+        );
+        // The value passed over was not looked up: its state is as it was.
+        assert!(matches!(data.cached[skipped as usize], super::Cached::NotLooked));
+        assert!(data.cached(skipped, &cache).is_some());
     }
 
     #[test]

@@ -705,21 +705,19 @@ impl Transaction {
                     // A repeated value whose result is cached: no transformation,
                     // no operator (verification recomputes and compares).
                     let cache = program.options.value_cache && rule.pure;
-                    let cached = if cache {
-                        self.data
-                            .cached(slot, &program.caches)
-                            .and_then(|e| e.result(rule.index))
+                    let entry = if cache {
+                        self.data.cached(slot, &program.caches)
                     } else {
                         None
                     };
+                    let cached = entry.and_then(|e| e.result(rule.index));
                     // A cached match of a `capture` rule comes with its groups
                     // (into `self.work.captures`); without them, evaluate.
+                    let captures = &mut self.work.captures;
                     let known = cached.filter(|_| !program.options.verify).filter(|&k| {
                         k == negated
                             || !(k && rule.capture)
-                            || self.data.cached(slot, &program.caches).is_some_and(|e| {
-                                e.captures_into(rule.index, &mut self.work.captures)
-                            })
+                            || entry.is_some_and(|e| e.captures_into(rule.index, captures))
                     });
                     if let Some(known) = known {
                         if known == negated {
