@@ -461,7 +461,10 @@ mod tests {
             ]
         );
         // The value passed over was not looked up: its state is as it was.
-        assert!(matches!(data.cached[skipped as usize], super::Cached::NotLooked));
+        assert!(matches!(
+            data.cached[skipped as usize],
+            super::Cached::NotLooked
+        ));
         assert!(data.cached(skipped, &cache).is_some());
     }
 
