@@ -180,7 +180,7 @@ impl ValueEntry {
             value,
             words,
             bits: (0..4 * words)
-                .map(|i| AtomicU64::new(if i < words { u64::MAX } else { 0 }))
+                .map(|i| AtomicU64::new(if i / words == MAYBE { u64::MAX } else { 0 }))
                 .collect(),
             kinds,
             captures: OnceLock::new(),
@@ -239,7 +239,10 @@ impl ValueEntry {
     /// array: this runs once per cached value and transaction, and reads one word
     /// per word of `mask` with rules).
     pub fn maybe_into(&self, out: &mut [u64], mask: &[(u32, u64)]) {
-        let maybe = self.bits.get(..self.words).unwrap_or_default();
+        let maybe = self
+            .bits
+            .get(MAYBE * self.words..(MAYBE + 1) * self.words)
+            .unwrap_or_default();
         for &(w, r) in mask {
             if let (Some(o), Some(m)) = (out.get_mut(w as usize), maybe.get(w as usize)) {
                 *o |= m.load(Ordering::Relaxed) & r;

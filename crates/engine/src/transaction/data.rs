@@ -244,11 +244,23 @@ impl Data {
     pub fn cached(&mut self, slot: u32, cache: &ResultCache) -> Option<&ValueEntry> {
         let i = slot as usize;
         let state = self.cached.get_mut(i)?;
+        Self::entry_of(state, &mut self.table, cache, (&self.arena, i))
+    }
+
+    /// The entry slot `i`'s state gives, the slot's value (in `arena`) looked
+    /// up in the table first when it has not been.
+    #[inline]
+    fn entry_of<'t>(
+        state: &mut Cached,
+        table: &'t mut Option<Snapshot>,
+        cache: &ResultCache,
+        (arena, i): (&[Entry], usize),
+    ) -> Option<&'t ValueEntry> {
         if let Cached::NotLooked = state {
-            *state = Self::look_up(&mut self.table, cache, &self.arena[i].value);
+            *state = Self::look_up(table, cache, &arena.get(i)?.value);
         }
         match *state {
-            Cached::Hit(e) => self.table.as_ref()?.entry(e),
+            Cached::Hit(e) => table.as_ref()?.entry(e),
             _ => None,
         }
     }
@@ -276,14 +288,10 @@ impl Data {
             let Some(p) = pick(&e.key) else {
                 continue;
             };
-            if let Cached::NotLooked = state {
-                *state = Self::look_up(&mut self.table, cache, &e.value);
-            }
-            let entry = match *state {
-                Cached::Hit(h) => self.table.as_ref().and_then(|t| t.entry(h)),
-                _ => None,
-            };
-            f(p, entry);
+            f(
+                p,
+                Self::entry_of(state, &mut self.table, cache, (&self.arena, i)),
+            );
         }
     }
 
