@@ -412,7 +412,7 @@ impl Collection {
                 b.make_ascii_lowercase();
                 self.vars.get(&ByteKey(b))
             }
-            None => self.vars.get(key.to_ascii_lowercase().as_slice()),
+            None => self.vars.get(&ByteKey(&key.to_ascii_lowercase())),
         };
         lower.map(|v| v.as_slice())
     }
