@@ -127,6 +127,11 @@ pub fn drive(tx: &mut Transaction, req: &Request, response_body: &[u8]) -> Optio
 /// The request half of [`drive`]: the request line and headers, phase 1, the body
 /// and phase 2 (which a proxy runs before it waits for the upstream). Returns the
 /// phase that ended with an intervention, if any.
+///
+/// Never inlined: the profiling scripts count instructions inside it and
+/// [`drive_response`] (callgrind's `--toggle-collect`), which an inlined copy
+/// would hide.
+#[inline(never)]
 pub fn drive_request(tx: &mut Transaction, req: &Request) -> Option<u8> {
     tx.process_uri(&req.target, &req.method, &req.version);
     for (k, v) in &req.headers {
@@ -141,7 +146,9 @@ pub fn drive_request(tx: &mut Transaction, req: &Request) -> Option<u8> {
 }
 
 /// The response half of [`drive`], after [`drive_request`] returned `decided`:
-/// phases 3 and 4 unless the request was stopped, then phase 5.
+/// phases 3 and 4 unless the request was stopped, then phase 5 (never inlined,
+/// as [`drive_request`]).
+#[inline(never)]
 pub fn drive_response(
     tx: &mut Transaction,
     mut decided: Option<u8>,
