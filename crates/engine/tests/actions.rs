@@ -361,7 +361,7 @@ fn run_case(case: &Case) -> Vec<String> {
         let dyn_store: Arc<dyn CollectionStore> = store.clone();
         let mut conn = Connection::default();
         if let Some(ip) = &r.client {
-            conn.client_ip = ip.clone();
+            conn.client_ip = ip.clone().into();
         }
         let mut tx = Transaction::with_store(Arc::clone(&program), &conn, Some(dyn_store));
         tx.process_uri(&r.uri, &r.method, &r.version);

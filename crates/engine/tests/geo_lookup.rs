@@ -101,7 +101,7 @@ fn program(db: &TempDb, rules: &str) -> Arc<Program> {
 /// intervention, if any, and the transaction.
 fn request(program: &Arc<Program>, client: &str, xff: Option<&[u8]>) -> (Option<u16>, Transaction) {
     let conn = Connection {
-        client_ip: client.to_string(),
+        client_ip: client.into(),
         ..Connection::default()
     };
     let mut tx = Transaction::new(Arc::clone(program), &conn);

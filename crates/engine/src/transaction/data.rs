@@ -48,7 +48,7 @@ pub struct Entry {
 }
 
 /// The arena and, per variable, the slots of its values in order.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Data {
     /// Entries; those past `used` are spare buffers from before a `clear`.
     arena: Vec<Entry>,
@@ -66,6 +66,12 @@ pub struct Data {
     /// Per variable: the generation of its list's last change (results derived
     /// from one list, the class unions, stay valid while it is the same).
     versions: Vec<u64>,
+    /// Bytes the entries' buffers hold (their capacities), kept as they grow,
+    /// so that a transaction's end need not walk the arena (see [`Data::trim`]).
+    held: usize,
+    /// The largest capacity of an entry's buffer since the last walk (an upper
+    /// bound: a buffer freed since is still counted).
+    largest: usize,
 }
 
 impl Default for Data {
@@ -79,6 +85,8 @@ impl Default for Data {
             lists: vec![Vec::new(); Var::ALL.len()],
             generation,
             versions: vec![generation; Var::ALL.len()],
+            held: 0,
+            largest: 0,
         }
     }
 }
@@ -96,6 +104,8 @@ impl Data {
             lists: Vec::new(),
             generation: 0,
             versions: Vec::new(),
+            held: 0,
+            largest: 0,
         }
     }
 
@@ -128,16 +138,23 @@ impl Data {
         self.bump();
         let slot = self.used as u32;
         if self.used == self.arena.len() {
-            self.arena.push(Entry {
+            let e = Entry {
                 key: key.to_vec(),
                 value: value.to_vec(),
-            });
+            };
+            self.count_held(0, (e.key.capacity(), e.value.capacity()));
+            self.arena.push(e);
         } else {
             let e = &mut self.arena[self.used];
-            e.key.clear();
-            e.key.extend_from_slice(key);
-            e.value.clear();
-            e.value.extend_from_slice(value);
+            if key.len() <= e.key.capacity() && value.len() <= e.value.capacity() {
+                // Written in place: the count stays.
+                e.key.clear();
+                e.key.extend_from_slice(key);
+                e.value.clear();
+                e.value.extend_from_slice(value);
+            } else {
+                self.grow_into(key, value);
+            }
         }
         // One state per slot below `used` (`clear` empties both).
         if self.cached.len() != self.used {
@@ -150,9 +167,36 @@ impl Data {
         slot
     }
 
+    /// Writes a member into the next entry, one of whose buffers must grow to
+    /// hold it, and counts the growth (out of line: rare once a thread's arenas
+    /// have grown to its traffic).
+    #[cold]
+    #[inline(never)]
+    fn grow_into(&mut self, key: &[u8], value: &[u8]) {
+        let Some(e) = self.arena.get_mut(self.used) else {
+            return;
+        };
+        let before = e.key.capacity() + e.value.capacity();
+        e.key.clear();
+        e.key.extend_from_slice(key);
+        e.value.clear();
+        e.value.extend_from_slice(value);
+        let caps = (e.key.capacity(), e.value.capacity());
+        self.count_held(before, caps);
+    }
+
+    /// Counts an entry's buffers, which held `before` bytes and now hold `caps`
+    /// (key, value), in [`Data::held`](Self) and [`Data::largest`](Self).
+    #[inline]
+    fn count_held(&mut self, before: usize, caps: (usize, usize)) {
+        self.held = self.held.saturating_sub(before) + caps.0 + caps.1;
+        self.largest = self.largest.max(caps.0).max(caps.1);
+    }
+
     /// Sets a single-valued variable (replacing an earlier value).
     pub fn set(&mut self, var: Var, value: &[u8]) {
-        self.set_concat(var, &[value]);
+        self.lists[var as usize].clear();
+        self.push(var, b"", value);
     }
 
     /// Sets a single-valued variable to the bytes of `value` without copying
@@ -162,7 +206,10 @@ impl Data {
         self.lists[var as usize].clear();
         let slot = self.push(var, b"", b"");
         if let Some(e) = self.arena.get_mut(slot as usize) {
+            let before = e.key.capacity() + e.value.capacity();
             std::mem::swap(&mut e.value, value);
+            let caps = (e.key.capacity(), e.value.capacity());
+            self.count_held(before, caps);
         }
     }
 
@@ -172,8 +219,13 @@ impl Data {
         self.lists[var as usize].clear();
         let slot = self.push(var, b"", b"");
         if let Some(e) = self.arena.get_mut(slot as usize) {
+            let before = e.key.capacity() + e.value.capacity();
             for p in parts {
                 e.value.extend_from_slice(p);
+            }
+            let caps = (e.key.capacity(), e.value.capacity());
+            if caps.0 + caps.1 != before {
+                self.count_held(before, caps);
             }
         }
     }
@@ -199,8 +251,15 @@ impl Data {
         self.versions[var as usize]
     }
 
-    /// Bytes held by the entries' buffers (for the pool's size bound).
+    /// Bytes held by the entries' buffers (for the pool's size bound), as
+    /// counted while they grew.
     pub fn capacity_bytes(&self) -> usize {
+        debug_assert_eq!(self.held, self.measure(), "the arena's count is wrong");
+        self.held
+    }
+
+    /// The entries' buffers' bytes, counted one by one (what `held` keeps).
+    fn measure(&self) -> usize {
         self.arena
             .iter()
             .map(|e| e.key.capacity() + e.value.capacity())
@@ -209,14 +268,22 @@ impl Data {
 
     /// Frees every entry buffer larger than `max` bytes (the others are kept for
     /// reuse) and returns the bytes still held: a pooled arena then holds what
-    /// typical values need, not the largest value each slot ever held.
+    /// typical values need, not the largest value each slot ever held. The
+    /// arena is walked only when some buffer grew past `max` since the last
+    /// walk; otherwise the count kept as buffers grew is the answer.
     pub fn trim(&mut self, max: usize) -> usize {
-        let mut held = 0;
+        if self.largest <= max {
+            return self.capacity_bytes();
+        }
+        let (mut held, mut largest) = (0, 0);
         for e in &mut self.arena {
             for b in [&mut e.key, &mut e.value] {
-                held += crate::buffers::shed(b, max);
+                let n = crate::buffers::shed(b, max);
+                held += n;
+                largest = largest.max(n);
             }
         }
+        (self.held, self.largest) = (held, largest);
         held
     }
 
@@ -474,6 +541,37 @@ mod tests {
             super::Cached::NotLooked
         ));
         assert!(data.cached(skipped, &cache).is_some());
+    }
+
+    #[test]
+    fn the_held_count_follows_the_buffers_and_a_trim_frees_only_large_ones() {
+        let mut d = Data::default();
+        d.push(Var::ArgsGet, b"a", b"1");
+        d.push(Var::ArgsGet, b"key", &[b'x'; 100]);
+        d.set(Var::RequestUri, b"/p");
+        d.set_concat(Var::RequestLine, &[b"GET ", b"/p", b" HTTP/1.1"]);
+        let mut body = Vec::with_capacity(300);
+        body.extend_from_slice(&[b'y'; 50]);
+        d.set_swapped(Var::RequestBody, &mut body);
+        assert_eq!(d.held, d.measure());
+        // The next transaction's values go into the same buffers: those that
+        // fit leave the count as it was, one that does not grows it.
+        d.clear();
+        d.push(Var::ArgsGet, b"b", b"2");
+        d.push(Var::ArgsGet, b"k", &[b'z'; 5000]);
+        d.set_concat(Var::RequestLine, &[b"POST ", &[b'/'; 3000]]);
+        assert_eq!(d.held, d.measure());
+        assert!(d.held >= 8000);
+        // A trim frees the buffers past the bound and counts what is left.
+        let held = d.trim(1000);
+        assert_eq!((held, d.held), (d.measure(), d.measure()));
+        assert!(d.arena.iter().all(|e| e.value.capacity() <= 1000));
+        assert!(held < 1000);
+        // With none past it, a trim keeps every buffer and gives the count.
+        d.clear();
+        d.push(Var::ArgsGet, b"c", &[b'w'; 900]);
+        assert_eq!(d.trim(1000), d.measure());
+        assert!(d.arena.iter().any(|e| e.value.capacity() >= 900));
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod tracked;
 pub(crate) use resolve::{is_scalar, is_stored};
 pub(crate) use targets::request_data_only;
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -81,25 +82,27 @@ impl Intervention {
     }
 }
 
-/// Connection facts for a transaction.
+/// Connection facts for a transaction. The addresses may be borrowed: a
+/// transaction copies them into its own data as it starts, so a server need not
+/// build a string per request.
 #[derive(Debug, Clone)]
-pub struct Connection {
+pub struct Connection<'a> {
     /// Client address (REMOTE_ADDR).
-    pub client_ip: String,
+    pub client_ip: Cow<'a, str>,
     /// Client port.
     pub client_port: u16,
     /// Server address (SERVER_ADDR).
-    pub server_ip: String,
+    pub server_ip: Cow<'a, str>,
     /// Server port.
     pub server_port: u16,
 }
 
-impl Default for Connection {
+impl Default for Connection<'_> {
     fn default() -> Self {
         Connection {
-            client_ip: "127.0.0.1".into(),
+            client_ip: Cow::Borrowed("127.0.0.1"),
             client_port: 40000,
-            server_ip: "127.0.0.1".into(),
+            server_ip: Cow::Borrowed("127.0.0.1"),
             server_port: 80,
         }
     }
@@ -204,7 +207,6 @@ pub struct Transaction {
     unique_id: String,
     started: Instant,
     phases_done: u8,
-    uri: String,
     pub(crate) profile: Option<Box<crate::profile::Profile>>,
     /// The caches and scratch space of a running phase (the transformation memo,
     /// target lists, class and group unions, work lists): a set from the pool
@@ -274,7 +276,6 @@ impl Transaction {
             started: Instant::now(),
             phases_done: 0,
             profile: None,
-            uri: String::new(),
             work: pool::stand_in(),
             serial: n + 1,
             holds_work: false,
@@ -349,9 +350,13 @@ impl Transaction {
         &self.state.tx
     }
 
-    /// The request URI as given.
+    /// The request URI as given (REQUEST_URI_RAW, which `process_uri` set from
+    /// a `&str`; empty before it).
     pub fn uri(&self) -> &str {
-        &self.uri
+        self.data
+            .first(Var::RequestUriRaw)
+            .and_then(|u| std::str::from_utf8(u).ok())
+            .unwrap_or_default()
     }
 
     /// The request body as received (within the limit).
@@ -405,7 +410,6 @@ impl Transaction {
 
     /// Sets the request line (before phase 1).
     pub fn process_uri(&mut self, uri: &str, method: &str, http_version: &str) {
-        self.uri = uri.to_string();
         // Every leading "HTTP/" removed (as `trim_start_matches`, without its
         // substring searcher).
         let mut version = http_version;
