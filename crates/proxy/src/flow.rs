@@ -13,6 +13,7 @@
 //! and a small body carrying the UNIQUE_ID; redirect; drop closes the connection).
 //! Errors say which side failed: the client (400/413), the upstream (502, 504).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -240,41 +241,36 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// Host (without port) and path of a request.
-fn host_and_path(head: &RequestHead) -> (String, String, String) {
-    let (authority, path_query) = if head.target.starts_with('/') || head.target == "*" {
-        (None, head.target.clone())
-    } else if let Some(rest) = head.target.split_once("://").map(|(_, r)| r) {
+/// Host (without port), path, and path with query of a request, borrowed from
+/// its head (no string built per request).
+fn host_and_path(head: &RequestHead) -> (&str, &str, &str) {
+    let target = head.target.as_str();
+    let (authority, path_query) = if target.starts_with('/') || target == "*" {
+        (None, target)
+    } else if let Some(rest) = target.split_once("://").map(|(_, r)| r) {
         match rest.find('/') {
-            Some(p) => (Some(rest[..p].to_string()), rest[p..].to_string()),
-            None => (Some(rest.to_string()), "/".to_string()),
+            Some(p) => (Some(&rest[..p]), &rest[p..]),
+            None => (Some(rest), "/"),
         }
     } else {
-        (None, head.target.clone())
+        (None, target)
     };
-    let authority = authority.or_else(|| {
-        head.headers
-            .get("host")
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .map(str::to_string)
-    });
-    let authority = authority.unwrap_or_default();
+    let authority = authority
+        .or_else(|| {
+            head.headers
+                .get("host")
+                .and_then(|h| std::str::from_utf8(h).ok())
+        })
+        .unwrap_or_default();
     let host = if authority.starts_with('[') {
         authority
             .split_once(']')
-            .map_or(authority.as_str(), |(h, _)| h)
+            .map_or(authority, |(h, _)| h)
             .trim_start_matches('[')
-            .to_string()
     } else {
-        authority
-            .rsplit_once(':')
-            .map_or(authority.as_str(), |(h, _)| h)
-            .to_string()
+        authority.rsplit_once(':').map_or(authority, |(h, _)| h)
     };
-    let path = path_query
-        .split_once('?')
-        .map_or(path_query.as_str(), |(p, _)| p)
-        .to_string();
+    let path = path_query.split_once('?').map_or(path_query, |(p, _)| p);
     (host, path, path_query)
 }
 
@@ -552,7 +548,7 @@ pub async fn handle(
     let start = Instant::now();
     let rt = shared.runtime.load_full();
     let (host, path, path_query) = host_and_path(&head);
-    let Some(route) = rt.route(&host, &path) else {
+    let Some(route) = rt.route(host, path) else {
         shared.metrics.request(
             "none",
             method_class(&head.method),
@@ -577,12 +573,12 @@ pub async fn handle(
                 p.clone(),
                 &Connection {
                     client_ip: if ip == conn.peer.ip() {
-                        conn.peer_ip.as_str().to_string()
+                        Cow::Borrowed(conn.peer_ip.as_str())
                     } else {
-                        ip.to_string()
+                        Cow::Owned(ip.to_string())
                     },
                     client_port: conn.peer.port(),
-                    server_ip: conn.local_ip.as_str().to_string(),
+                    server_ip: Cow::Borrowed(conn.local_ip.as_str()),
                     server_port: conn.local.port(),
                 },
             );
@@ -608,13 +604,13 @@ pub async fn handle(
         bypassed: bypass,
     };
     // Phase 1.
-    let target = head.target.clone();
+    let target = head.target.as_str();
     let method = head.method.clone();
     let version = version_str(head.version);
-    let h2_host = (head.version == Version::HTTP_2 && head.headers.get("host").is_none())
-        .then(|| host.clone());
+    let h2_host =
+        (head.version == Version::HTTP_2 && head.headers.get("host").is_none()).then_some(host);
     ctx.phase(Phase::RequestHeaders, |t| {
-        t.process_uri(&target, method.as_str(), version);
+        t.process_uri(target, method.as_str(), version);
         if let Some(h) = &h2_host {
             t.add_request_header(b"host", h.as_bytes());
         }
@@ -993,18 +989,16 @@ mod tests {
 
     #[test]
     fn host_and_path_forms() {
-        let (h, p, pq) = host_and_path(&head("/a/b?c=d", Some("Example.com:8080")));
-        assert_eq!(
-            (h.as_str(), p.as_str(), pq.as_str()),
-            ("Example.com", "/a/b", "/a/b?c=d")
-        );
-        let (h, p, pq) = host_and_path(&head("http://x.org:1/q?z", Some("ignored")));
-        assert_eq!(
-            (h.as_str(), p.as_str(), pq.as_str()),
-            ("x.org", "/q", "/q?z")
-        );
-        let (h, _, _) = host_and_path(&head("/", Some("[::1]:80")));
-        assert_eq!(h, "::1");
+        let origin = head("/a/b?c=d", Some("Example.com:8080"));
+        assert_eq!(host_and_path(&origin), ("Example.com", "/a/b", "/a/b?c=d"));
+        let absolute = head("http://x.org:1/q?z", Some("ignored"));
+        assert_eq!(host_and_path(&absolute), ("x.org", "/q", "/q?z"));
+        let bare = head("http://x.org", None);
+        assert_eq!(host_and_path(&bare), ("x.org", "/", "/"));
+        let v6 = head("/", Some("[::1]:80"));
+        assert_eq!(host_and_path(&v6).0, "::1");
+        let none = head("/p", None);
+        assert_eq!(host_and_path(&none), ("", "/p", "/p"));
     }
 
     #[test]

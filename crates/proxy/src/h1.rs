@@ -537,6 +537,23 @@ const HOP_BY_HOP: [&str; 8] = [
     "proxy-authenticate",
 ];
 
+/// Appends `n` in decimal (no string built: a response head allocates only its
+/// buffer).
+fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// How [`write_response`] writes.
 #[derive(Debug, Clone, Copy)]
 struct WriteHow {
@@ -590,7 +607,7 @@ where
     let mut keep_alive = keep_alive_wanted && !matches!(mode, Mode::Close);
     let mut head = Vec::with_capacity(512);
     head.extend_from_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
-    head.extend_from_slice(status.to_string().as_bytes());
+    head.extend_from_slice(parts.status.as_str().as_bytes());
     head.push(b' ');
     head.extend_from_slice(
         parts
@@ -617,7 +634,7 @@ where
     match mode {
         Mode::Length => {
             head.extend_from_slice(b"content-length: ");
-            head.extend_from_slice(exact.unwrap_or(0).to_string().as_bytes());
+            push_decimal(&mut head, exact.unwrap_or(0));
             head.extend_from_slice(b"\r\n");
         }
         Mode::Chunked => head.extend_from_slice(b"transfer-encoding: chunked\r\n"),
@@ -728,6 +745,15 @@ pub fn conn_info(peer: SocketAddr, local: SocketAddr, tls: bool) -> ConnInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_written_as_display_writes_them() {
+        for n in [0, 7, 10, 64, 999, 1_000_000, u64::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes());
+        }
+    }
 
     #[test]
     fn chunk_sizes() {
