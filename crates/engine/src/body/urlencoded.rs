@@ -54,7 +54,8 @@ pub fn for_each_urlencoded(
     mut f: impl FnMut(&[u8], &[u8]),
 ) -> UrlencodedStatus {
     let mut status = UrlencodedStatus::default();
-    let (mut name_buf, mut value_buf) = (Vec::new(), Vec::new());
+    // The decoded name, then the value, in one buffer (one allocation per input).
+    let mut buf = Vec::new();
     let mut rest = input;
     while !rest.is_empty() {
         // std::getline semantics: a piece ends at the separator (consumed) or at
@@ -69,11 +70,12 @@ pub fn for_each_urlencoded(
             Some(pos) => (&piece[..pos], &piece[pos + 1..]),
             None => (piece, &piece[piece.len()..]),
         };
-        name_buf.clear();
-        value_buf.clear();
-        status.invalid_encoding |= urldecode_nonstrict(name, &mut name_buf);
-        status.invalid_encoding |= urldecode_nonstrict(value, &mut value_buf);
-        f(&name_buf, &value_buf);
+        buf.clear();
+        status.invalid_encoding |= urldecode_nonstrict(name, &mut buf);
+        let n = buf.len();
+        status.invalid_encoding |= urldecode_nonstrict(value, &mut buf);
+        let (decoded_name, decoded_value) = buf.split_at(n);
+        f(decoded_name, decoded_value);
     }
     status
 }

@@ -762,13 +762,10 @@ impl Transaction {
         self.data.set(Var::ResponseStatus, code);
         self.data.set(Var::Status, code);
         self.data.set(Var::ResponseProtocol, protocol.as_bytes());
-        let mut line = std::mem::take(&mut self.work.setvar_buf);
-        line.clear();
-        line.extend_from_slice(protocol.as_bytes());
-        line.push(b' ');
-        line.extend_from_slice(code);
-        self.data.set(Var::StatusLine, &line);
-        self.work.setvar_buf = line;
+        // Written into the arena slot: no buffer of the work set, which is a
+        // stand-in here (one that gets a buffer is not kept: see `pool`).
+        self.data
+            .set_concat(Var::StatusLine, &[protocol.as_bytes(), b" ", code]);
         self.run(3);
         self.intervention.as_ref()
     }
