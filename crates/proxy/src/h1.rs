@@ -537,21 +537,12 @@ const HOP_BY_HOP: [&str; 8] = [
     "proxy-authenticate",
 ];
 
-/// Appends `n` in decimal (no string built: a response head allocates only its
-/// buffer).
+/// Appends `n` in decimal (written into the buffer: a response head allocates
+/// only its buffer).
 fn push_decimal(out: &mut Vec<u8>, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut v = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    use std::io::Write;
+    // Writing into a `Vec` cannot fail.
+    let _ = write!(out, "{n}");
 }
 
 /// How [`write_response`] writes.

@@ -47,6 +47,17 @@ pub struct Entry {
     pub value: Vec<u8>,
 }
 
+impl Entry {
+    /// Replaces the key and value, reusing the buffers.
+    #[inline]
+    fn fill(&mut self, key: &[u8], value: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        self.value.clear();
+        self.value.extend_from_slice(value);
+    }
+}
+
 /// The arena and, per variable, the slots of its values in order.
 #[derive(Debug)]
 pub struct Data {
@@ -148,10 +159,7 @@ impl Data {
             let e = &mut self.arena[self.used];
             if key.len() <= e.key.capacity() && value.len() <= e.value.capacity() {
                 // Written in place: the count stays.
-                e.key.clear();
-                e.key.extend_from_slice(key);
-                e.value.clear();
-                e.value.extend_from_slice(value);
+                e.fill(key, value);
             } else {
                 self.grow_into(key, value);
             }
@@ -177,10 +185,7 @@ impl Data {
             return;
         };
         let before = e.key.capacity() + e.value.capacity();
-        e.key.clear();
-        e.key.extend_from_slice(key);
-        e.value.clear();
-        e.value.extend_from_slice(value);
+        e.fill(key, value);
         let caps = (e.key.capacity(), e.value.capacity());
         self.count_held(before, caps);
     }
