@@ -56,7 +56,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
-use rustc_hash::{FxHashMap, FxHashSet};
+use hashbrown::HashTable;
+use rustc_hash::FxHashMap;
 
 /// Longest value cached (bytes).
 pub const MAX_VALUE_LEN: usize = 64 * 1024;
@@ -140,8 +141,6 @@ pub struct ValueEntry {
     /// The records of rules that matched it (see [`ValueEntry::set_match`]),
     /// allocated on first use; each slot is written once, so reads take no lock.
     captures: OnceLock<Box<[OnceLock<Matched>]>>,
-    /// Transactions that found it in the current window.
-    hits: AtomicU32,
     /// Its weight at the last rebuild (written by the rebuild alone).
     score: AtomicU64,
     /// Its processing cost when it was admitted.
@@ -184,7 +183,6 @@ impl ValueEntry {
                 .collect(),
             kinds,
             captures: OnceLock::new(),
-            hits: AtomicU32::new(0),
             score: AtomicU64::new(score),
             cost,
         }
@@ -388,71 +386,138 @@ impl ValueEntry {
     }
 }
 
-/// The immutable lookup table of one window: the entries, found by their bytes
-/// (each entry is its own key, so a rebuild that keeps it copies no bytes).
+/// The immutable lookup table of one window: the entries, found by their bytes.
+///
+/// A lookup reads compact arrays only (a transaction looks up each of its values,
+/// and most are short): the index's buckets say where a value's bytes are, in
+/// `short`, the table's copy of the short values, or, for a long value, in its
+/// entry, so neither a miss nor a hit on a short value reaches the entry itself
+/// (which a rebuild that keeps it shares with the next table).
 #[derive(Debug, Default)]
 struct Table {
-    map: FxHashSet<Keyed>,
-    /// The entries by their position in this table (see [`Keyed`]).
+    /// The entries' values, by their hash.
+    index: HashTable<Slot>,
+    /// The short values' bytes, one after another.
+    short: Vec<u8>,
+    /// Per position: transactions that found it in this table (its window).
+    hits: Box<[AtomicU32]>,
+    /// The entries by position (a transaction keeps the position instead of a
+    /// counted reference: no reference count to raise and drop per value, the
+    /// snapshot it holds keeps the entries alive).
     entries: Vec<Arc<ValueEntry>>,
 }
 
-/// An entry as a key of [`Table::map`]: hashed and compared by its value's bytes.
-#[derive(Debug)]
-/// With the entry's position in [`Table::entries`], which a transaction keeps
-/// instead of a counted reference (no reference count to raise and drop per
-/// value: the snapshot it holds keeps the entries alive).
-struct Keyed(Arc<ValueEntry>, u32);
-
-impl std::borrow::Borrow<[u8]> for Keyed {
-    fn borrow(&self) -> &[u8] {
-        &self.0.value
-    }
+/// A bucket of [`Table::index`]: an entry's position and where its value's
+/// bytes are.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// In [`Table::short`] from here ([`LONG`]: in the entry).
+    start: u32,
+    len: u32,
+    position: u32,
 }
 
-impl std::hash::Hash for Keyed {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        // As the borrowed `[u8]` hashes (`Borrow`'s contract).
-        self.0.value[..].hash(state);
-    }
-}
+/// [`Slot::start`] of a long value.
+const LONG: u32 = u32::MAX;
 
-impl PartialEq for Keyed {
-    fn eq(&self, other: &Keyed) -> bool {
-        self.0.value == other.0.value
-    }
-}
-
-impl Eq for Keyed {}
-
-impl std::ops::Deref for Keyed {
-    type Target = ValueEntry;
-    fn deref(&self) -> &ValueEntry {
-        &self.0
-    }
+/// The hash a table files a value under.
+fn hash_of(value: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(value);
+    h.finish()
 }
 
 impl Table {
-    /// The entry of `value`, with its position, counted as a hit.
-    fn find(&self, value: &[u8]) -> Option<&Keyed> {
+    /// A table of `entries`, in that order.
+    fn new(entries: Vec<Arc<ValueEntry>>) -> Table {
+        let mut index = HashTable::with_capacity(entries.len());
+        let mut hashes = Vec::with_capacity(entries.len());
+        let mut short = Vec::new();
+        for (position, e) in entries.iter().enumerate() {
+            let value = &e.value[..];
+            let hash = hash_of(value);
+            let start = if value.len() <= SHORT_VALUE_LEN {
+                let start = u32::try_from(short.len()).unwrap_or(LONG);
+                short.extend_from_slice(value);
+                start
+            } else {
+                LONG
+            };
+            let slot = Slot {
+                start,
+                len: u32::try_from(value.len()).unwrap_or(u32::MAX),
+                position: u32::try_from(position).unwrap_or(u32::MAX),
+            };
+            hashes.push(hash);
+            // (Room for every entry was reserved: the index does not grow.)
+            index.insert_unique(hash, slot, |s: &Slot| {
+                hashes.get(s.position as usize).copied().unwrap_or(0)
+            });
+        }
+        Table {
+            index,
+            short,
+            hits: entries.iter().map(|_| AtomicU32::new(0)).collect(),
+            entries,
+        }
+    }
+
+    /// The bytes of a slot's value.
+    #[inline]
+    fn bytes(&self, s: &Slot) -> Option<&[u8]> {
+        match s.start {
+            LONG => self.entries.get(s.position as usize).map(|e| &e.value[..]),
+            start => self
+                .short
+                .get(start as usize..(start as usize).checked_add(s.len as usize)?),
+        }
+    }
+
+    /// The position of `value`'s entry (not counted as a hit).
+    #[inline(always)]
+    fn position_of(&self, value: &[u8]) -> Option<u32> {
         if value.len() > MAX_VALUE_LEN {
             return None;
         }
-        let k = self.map.get(value)?;
+        self.index
+            .find(hash_of(value), |s| self.bytes(s) == Some(value))
+            .map(|s| s.position)
+    }
+
+    /// The position of `value`'s entry, counted as a hit.
+    #[inline(always)]
+    fn find(&self, value: &[u8]) -> Option<u32> {
+        let p = self.position_of(value)?;
         // A plain increment, not a locked add (an atomic read-modify-write, per
         // value of every transaction, on a line every worker shares): two threads
         // that hit the entry at once may count one hit, which only lowers its
         // weight a little (the rebuild's `swap` may likewise lose one).
-        let hits = &k.0.hits;
-        hits.store(
-            hits.load(Ordering::Relaxed).saturating_add(1),
-            Ordering::Relaxed,
-        );
-        Some(k)
+        if let Some(hits) = self.hits.get(p as usize) {
+            hits.store(
+                hits.load(Ordering::Relaxed).saturating_add(1),
+                Ordering::Relaxed,
+            );
+        }
+        Some(p)
     }
 
     fn lookup(&self, value: &[u8]) -> Option<Arc<ValueEntry>> {
-        self.find(value).map(|k| Arc::clone(&k.0))
+        let p = self.find(value)?;
+        self.entries.get(p as usize).cloned()
+    }
+
+    /// Whether the table has an entry for `value` (not counted as a hit).
+    fn contains(&self, value: &[u8]) -> bool {
+        self.position_of(value).is_some()
+    }
+
+    /// The hits counted on `value`'s entry, set back to none (tests).
+    #[cfg(test)]
+    fn take_hits(&self, value: &[u8]) -> u32 {
+        self.position_of(value)
+            .and_then(|p| self.hits.get(p as usize))
+            .map_or(0, |h| h.swap(0, Ordering::Relaxed))
     }
 }
 
@@ -469,7 +534,7 @@ impl Snapshot {
     /// The position of `value`'s entry, when the table has one (counted as a
     /// hit, as [`Snapshot::lookup`]); [`Snapshot::entry`] gives the entry.
     pub fn position(&self, value: &[u8]) -> Option<u32> {
-        self.0.find(value).map(|k| k.1)
+        self.0.find(value)
     }
 
     /// The entry at a position [`Snapshot::position`] gave.
@@ -668,9 +733,6 @@ impl ResultCache {
     /// pick: only a full table drops the lightest. A long value that would take
     /// the table past [`TABLE_BYTES_MAX`] is left out (the lighter ones after it
     /// may still fit).
-    // A `Keyed` hashes and compares its entry's bytes, which never change; the
-    // atomics beside them are what clippy sees as mutable.
-    #[allow(clippy::mutable_key_type)]
     fn rebuild(&self, candidates: FxHashMap<Box<[u8]>, (u32, u32)>) {
         let old = self.table.load_full();
         enum Pick {
@@ -678,14 +740,14 @@ impl ResultCache {
             New(Box<[u8]>, u32),
         }
         let mut picks: Vec<(u64, Pick)> = Vec::new();
-        for Keyed(e, _) in old.map.iter() {
-            let hits = e.hits.swap(0, Ordering::Relaxed);
+        for (e, hits) in old.entries.iter().zip(old.hits.iter()) {
+            let hits = hits.swap(0, Ordering::Relaxed);
             let score = e.score.load(Ordering::Relaxed) / 2 + u64::from(hits) * u64::from(e.cost);
             e.score.store(score, Ordering::Relaxed);
             picks.push((score, Pick::Keep(Arc::clone(e))));
         }
         for (value, (count, cost)) in candidates {
-            if count >= 2 && !old.map.contains(&value[..]) {
+            if count >= 2 && !old.contains(&value[..]) {
                 // Reports are sampled: a report stands for SAMPLE_EVERY transactions.
                 let weight = u64::from(count) * u64::from(SAMPLE_EVERY) * u64::from(cost);
                 picks.push((weight, Pick::New(value, cost)));
@@ -706,11 +768,9 @@ impl ResultCache {
             fits
         });
         picks.truncate(self.capacity);
-        let mut map = FxHashSet::default();
-        map.reserve(picks.len());
         let mut entries = Vec::with_capacity(picks.len());
         for (weight, p) in picks {
-            let e = match p {
+            entries.push(match p {
                 Pick::Keep(e) => e,
                 Pick::New(v, cost) => Arc::new(ValueEntry::new(
                     v,
@@ -719,12 +779,9 @@ impl ResultCache {
                     cost,
                     weight,
                 )),
-            };
-            let position = u32::try_from(entries.len()).unwrap_or(u32::MAX);
-            entries.push(Arc::clone(&e));
-            map.insert(Keyed(e, position));
+            });
         }
-        self.table.store(Arc::new(Table { map, entries }));
+        self.table.store(Arc::new(Table::new(entries)));
         self.rebuilds.fetch_add(1, Ordering::Relaxed);
         self.rebuilding.store(false, Ordering::Release);
     }
@@ -743,7 +800,7 @@ impl ResultCache {
 
     /// Entries in the table.
     pub fn len(&self) -> usize {
-        self.table.load().map.len()
+        self.table.load().entries.len()
     }
 
     /// Whether the table is empty.
@@ -1087,17 +1144,66 @@ mod tests {
             &c.lookup(b"old").unwrap_or_else(|| panic!("old"))
         ));
         // A snapshot's lookups count as hits (the admission ranks entries by them).
-        old.hits.store(0, Ordering::Relaxed);
+        during.0.take_hits(b"old");
         assert!(during.lookup(b"old").is_some());
-        assert_eq!(old.hits.load(Ordering::Relaxed), 1);
+        assert_eq!(during.0.take_hits(b"old"), 1);
+        assert_eq!(during.0.take_hits(b"old"), 0);
         // Once the table is swapped, the old snapshot still answers from its own.
-        old.hits.store(0, Ordering::Relaxed);
         window(&c, &[(b"new", 5)], 2);
         assert!(c.lookup(b"old").is_none() && c.lookup(b"new").is_some());
         assert!(during.lookup(b"old").is_some() && during.lookup(b"new").is_none());
         assert!(c.snapshot().lookup(b"new").is_some());
         // Values longer than the longest cached one are never looked up.
         assert!(during.lookup(&[b'o'; MAX_VALUE_LEN + 1]).is_none());
+    }
+
+    #[test]
+    fn the_table_finds_short_and_long_values_by_their_exact_bytes() {
+        let long: Vec<u8> = (0..SHORT_VALUE_LEN + 40)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let mut other = long.clone();
+        if let Some(b) = other.last_mut() {
+            *b = b'#';
+        }
+        let values = [
+            &b""[..],
+            b"x",
+            b"shop.example.com",
+            &long[..SHORT_VALUE_LEN],
+            &long,
+        ];
+        let entries: Vec<Arc<ValueEntry>> = values
+            .iter()
+            .map(|v| Arc::new(ValueEntry::new((*v).into(), 10, Arc::default(), 1, 0)))
+            .collect();
+        let t = Table::new(entries);
+        for (p, v) in values.iter().enumerate() {
+            assert_eq!(
+                t.position_of(v),
+                Some(p as u32),
+                "{:?}",
+                String::from_utf8_lossy(v)
+            );
+            assert_eq!(t.entries[p].value(), *v);
+        }
+        // The long value is compared in its entry; a value of its length that
+        // differs in the last byte, a prefix and an extension are not found.
+        assert!(t.index.iter().any(|s| s.start == LONG && s.position == 4));
+        assert_eq!(t.position_of(&other), None);
+        assert_eq!(t.position_of(&long[..long.len() - 1]), None);
+        assert_eq!(t.position_of(b"shop.example.co"), None);
+        assert_eq!(t.position_of(b"shop.example.comm"), None);
+        // Lookups count hits per position; `contains` does not.
+        assert!(t.contains(b"x"));
+        assert_eq!(t.find(b"x"), Some(1));
+        assert_eq!(t.find(b"x"), Some(1));
+        assert_eq!(t.take_hits(b"x"), 2);
+        assert_eq!(t.take_hits(b"shop.example.com"), 0);
+        // The short values' bytes are copied once, one after another.
+        assert_eq!(t.short.len(), 1 + 16 + SHORT_VALUE_LEN);
+        // An empty table answers nothing.
+        assert_eq!(Table::default().position_of(b"x"), None);
     }
 
     #[test]
@@ -1108,26 +1214,21 @@ mod tests {
         kept.set_result(7, true);
         // Windows without a hit on it, and new values that fit beside it.
         for v in [&b"one"[..], b"two"] {
-            kept.hits.store(0, Ordering::Relaxed);
+            c.table.load().take_hits(b"kept");
             window(&c, &[(v, 5)], 2);
         }
         assert_eq!(c.len(), 3);
         assert_eq!(c.lookup(b"kept").and_then(|e| e.result(7)), Some(true));
         // Full: a heavier new value takes the place of the least used entry.
         for v in [&b"kept"[..], b"one", b"two"] {
-            let _ = c
-                .table
-                .load()
-                .map
-                .get(v)
-                .map(|e| e.hits.swap(0, Ordering::Relaxed));
+            c.table.load().take_hits(v);
         }
         let _ = c.lookup(b"one");
         let _ = c.lookup(b"two");
         window(&c, &[(b"three", 50)], 2);
         assert_eq!(c.len(), 3);
         assert!(c.lookup(b"three").is_some());
-        assert!(!c.table.load().map.contains(&b"kept"[..]));
+        assert!(!c.table.load().contains(b"kept"));
     }
 
     #[test]
@@ -1136,14 +1237,9 @@ mod tests {
         window(&c, &[(b"old", 5)], 2);
         assert!(c.lookup(b"old").is_some());
         // A window without hits on "old" and a new repeated value: replaced.
-        let _ = c
-            .table
-            .load()
-            .map
-            .get(&b"old"[..])
-            .map(|e| e.hits.swap(0, Ordering::Relaxed));
+        c.table.load().take_hits(b"old");
         window(&c, &[(b"new", 5)], 2);
         assert!(c.lookup(b"new").is_some());
-        assert!(!c.table.load().map.contains(&b"old"[..]));
+        assert!(!c.table.load().contains(b"old"));
     }
 }
