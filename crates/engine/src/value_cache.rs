@@ -400,6 +400,9 @@ struct Table {
     /// The short values' bytes, one after another.
     short: Vec<u8>,
     /// Per position: transactions that found it in this table (its window).
+    /// The rebuild reads them once; a hit through this table after that (a
+    /// transaction still holding its snapshot) is not counted in the next
+    /// window, which only lowers the entry's weight a little.
     hits: Box<[AtomicU32]>,
     /// The entries by position (a transaction keeps the position instead of a
     /// counted reference: no reference count to raise and drop per value, the
