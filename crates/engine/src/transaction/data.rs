@@ -181,17 +181,24 @@ impl Data {
     #[cold]
     #[inline(never)]
     fn grow_into(&mut self, key: &[u8], value: &[u8]) {
-        let Some(e) = self.arena.get_mut(self.used) else {
+        self.edit_counted(self.used, |e| e.fill(key, value));
+    }
+
+    /// Changes the entry in slot `i` with `f` and counts any change of its
+    /// buffers' capacities in [`Data::held`](Self) and [`Data::largest`](Self).
+    #[inline]
+    fn edit_counted(&mut self, i: usize, f: impl FnOnce(&mut Entry)) {
+        let Some(e) = self.arena.get_mut(i) else {
             return;
         };
         let before = e.key.capacity() + e.value.capacity();
-        e.fill(key, value);
+        f(e);
         let caps = (e.key.capacity(), e.value.capacity());
         self.count_held(before, caps);
     }
 
     /// Counts an entry's buffers, which held `before` bytes and now hold `caps`
-    /// (key, value), in [`Data::held`](Self) and [`Data::largest`](Self).
+    /// (key, value).
     #[inline]
     fn count_held(&mut self, before: usize, caps: (usize, usize)) {
         self.held = self.held.saturating_sub(before) + caps.0 + caps.1;
@@ -210,12 +217,7 @@ impl Data {
     pub fn set_swapped(&mut self, var: Var, value: &mut Vec<u8>) {
         self.lists[var as usize].clear();
         let slot = self.push(var, b"", b"");
-        if let Some(e) = self.arena.get_mut(slot as usize) {
-            let before = e.key.capacity() + e.value.capacity();
-            std::mem::swap(&mut e.value, value);
-            let caps = (e.key.capacity(), e.value.capacity());
-            self.count_held(before, caps);
-        }
+        self.edit_counted(slot as usize, |e| std::mem::swap(&mut e.value, value));
     }
 
     /// Sets a single-valued variable to the concatenation of `parts`, written
@@ -223,16 +225,11 @@ impl Data {
     pub fn set_concat(&mut self, var: Var, parts: &[&[u8]]) {
         self.lists[var as usize].clear();
         let slot = self.push(var, b"", b"");
-        if let Some(e) = self.arena.get_mut(slot as usize) {
-            let before = e.key.capacity() + e.value.capacity();
+        self.edit_counted(slot as usize, |e| {
             for p in parts {
                 e.value.extend_from_slice(p);
             }
-            let caps = (e.key.capacity(), e.value.capacity());
-            if caps.0 + caps.1 != before {
-                self.count_held(before, caps);
-            }
-        }
+        });
     }
 
     /// Marks the request data as changed outside the arena (the XML document was
