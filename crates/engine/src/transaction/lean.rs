@@ -129,6 +129,10 @@ impl Transaction {
 
     /// One arena value of a lean rule, as the general path's arena branch tests
     /// it (result cache, memo, prefilter test, operator); runs per-match effects.
+    /// Not inlined: inlined into the loop over a target's values, its loop
+    /// invariants were set up (about fifty instructions, spilled to the stack)
+    /// at every lean rule, though most have one value or none.
+    #[inline(never)]
     fn lean_slot(
         &mut self,
         program: &crate::Program,
